@@ -1,0 +1,481 @@
+"""The reference driver: every SPI method, answered from memory."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import anyio.lowlevel
+
+from driver import (
+    SESSION_PARAM_CWD,
+    SESSION_PARAM_PROFILE_FINGERPRINT,
+    AgentIdentity,
+    AgentProfile,
+    AgentProfileSource,
+    Checkpoint,
+    ConfigField,
+    ConfigSchema,
+    Descriptor,
+    DetectedModel,
+    EnvironmentCheck,
+    EnvironmentReport,
+    EnvironmentStatus,
+    EventSink,
+    FailureCode,
+    InvalidDriverConfigError,
+    ModelInfo,
+    OutputFormat,
+    ProfileSelection,
+    QuotaReport,
+    QuotaWindow,
+    RawStreams,
+    Request,
+    ResolvedSkills,
+    Response,
+    RunEvent,
+    RunEventType,
+    RunFailure,
+    SessionCapability,
+    SessionState,
+    Skill,
+    SkillCapability,
+    SkillOrigin,
+    SkillSnapshot,
+    SkillState,
+    SkillSyncMode,
+    SnapshotEntry,
+    StreamCapability,
+    StreamKind,
+    StreamPayload,
+    StructuredOutput,
+    StructuredOutputCapability,
+    StructuredOutputSource,
+    TerminalPayload,
+    TranscriptItem,
+    TranscriptKind,
+    Usage,
+    WorkspaceCapability,
+    canonical_session_config_fingerprint,
+)
+from referencedriver._codec import ReferenceSessionCodec
+from referencedriver._config import (
+    DEFAULT_MODEL,
+    FINGERPRINT_DOMAIN,
+    REFERENCE_DRIVER_TYPE,
+    ReferenceConfig,
+)
+
+__all__ = ["ReferenceDriver", "new_reference_driver"]
+
+# The suite's default live prompt; the scripted provider obeys it literally.
+_OK_PROMPT = "Reply with exactly: OK"
+# The value every structured-output run returns (it satisfies the suite's probe schema).
+_STRUCTURED_JSON = '{"ok":true}'
+_TOOL_ARGS = {"text": "ok"}
+
+
+class _RunOutput:
+    """Per-run emission state: the transcript so far and the two sink channels.
+
+    One instance per ``run`` call, so concurrent runs share nothing mutable.
+    Everything handed to the sink is a deep copy, so a sink that keeps or
+    mutates what it receives cannot change the response.
+    """
+
+    def __init__(self, sink: EventSink, *, streaming: bool, run_id: str, thread_id: str) -> None:
+        self._sink = sink
+        self._streaming = streaming
+        self._stamp = {"run_id": run_id, "thread_id": thread_id}
+        self.transcript: list[TranscriptItem] = []
+
+    def event(self, event: RunEvent) -> None:
+        """Emit an operational run event; ``seq`` and ``timestamp`` stay zero (RUN-03)."""
+        self._sink.emit(event)
+
+    def item(self, item: TranscriptItem) -> None:
+        """Append to the transcript and mirror it as an ``item`` event (RUN-02, RUN-04)."""
+        self.transcript.append(item)
+        self._sink.emit(RunEvent(type=RunEventType.ITEM, item=item.model_copy(deep=True)))
+
+    def stream(self, payload: StreamPayload) -> None:
+        """Emit a stream payload, only on streaming requests, stamped with run and thread.
+
+        Sequence, timestamp and role stay zero: core owns them (EVT-09, EVT-10).
+        """
+        if self._streaming:
+            self._sink.emit_stream(payload.model_copy(update=self._stamp, deep=True))
+
+
+class ReferenceDriver:
+    """In-memory driver that implements the whole SPI and passes every clause.
+
+    It holds only its frozen config, so one instance serves any number of
+    concurrent runs. It implements every optional capability except
+    ``close_processes``: it declares no persistent process.
+    """
+
+    def __init__(self, config: ReferenceConfig | None = None) -> None:
+        self._config = config if config is not None else ReferenceConfig()
+
+    @property
+    def config(self) -> ReferenceConfig:
+        """The construction config (immutable)."""
+        return self._config
+
+    def _model(self) -> str:
+        return self._config.model or DEFAULT_MODEL
+
+    # -- static declaration and config -------------------------------------------------
+
+    def descriptor(self) -> Descriptor:
+        """Declare exactly what this driver delivers; built fresh on every call (DRV-02/03)."""
+        return Descriptor(
+            type=REFERENCE_DRIVER_TYPE,
+            display_name="Adaptertest Reference Driver",
+            models=(ModelInfo(id=self._model(), label="Reference Model"),),
+            config_schema=ConfigSchema(
+                fields=(
+                    ConfigField(
+                        name="model",
+                        label="Model",
+                        type="text",
+                        group="model",
+                        default=DEFAULT_MODEL,
+                    ),
+                    ConfigField(
+                        name="cwd", label="Working directory", type="text", group="command"
+                    ),
+                )
+            ),
+            sessions=SessionCapability(supports_resume=True),
+            skills=SkillCapability(supported=True, mode=SkillSyncMode.EPHEMERAL),
+            workspace=WorkspaceCapability(supported=True),
+            structured_output=StructuredOutputCapability(
+                json_schema_native=True,
+                json_schema_prompt_validate=True,
+                works_with_run=True,
+                works_with_streaming=True,
+                notes="in-memory reference implementation",
+            ),
+        )
+
+    def validate_config(self, config: object | None) -> None:
+        """Accept None (the captured config is used) or a ``ReferenceConfig`` (CFG-01..03)."""
+        if config is None or isinstance(config, ReferenceConfig):
+            return
+        # provider: a real driver also checks values here (binary exists, model known ...).
+        raise InvalidDriverConfigError(
+            REFERENCE_DRIVER_TYPE,
+            TypeError(f"unsupported config type {type(config).__qualname__}"),
+        )
+
+    # -- inspection probes: each validates its config argument first --------------------
+
+    async def check_environment(self, config: object | None) -> EnvironmentReport:
+        """Report a healthy environment (CAP-03)."""
+        self.validate_config(config)
+        # provider: look for the CLI binary, its version and credentials.
+        return EnvironmentReport(
+            driver_type=REFERENCE_DRIVER_TYPE,
+            status=EnvironmentStatus.PASS,
+            healthy=True,
+            summary="in-memory driver, nothing to install",
+            checks=[
+                EnvironmentCheck(
+                    code="reference_ready", level="pass", message="no external tool needed"
+                )
+            ],
+        )
+
+    async def list_models(self, config: object | None) -> list[ModelInfo]:
+        """List the one configured model, as the descriptor does (CAP-04)."""
+        self.validate_config(config)
+        # provider: ask the CLI or its API for the models the account can use.
+        return list(self.descriptor().models)
+
+    async def detect_model(
+        self, config: object | None, profile: ProfileSelection | None
+    ) -> DetectedModel | None:
+        """Report the model of the given config, else of the captured one (CAP-05)."""
+        self.validate_config(config)
+        model = self._model()
+        if isinstance(config, ReferenceConfig) and config.model:
+            model = config.model
+        # provider: fall back to the model named in the provider's own config file.
+        return DetectedModel(model=model, provider=REFERENCE_DRIVER_TYPE, source="config")
+
+    async def get_profile(
+        self, config: object | None, agent: AgentIdentity, profile: ProfileSelection | None
+    ) -> AgentProfile:
+        """Report a fixed, supported profile directory (CAP-06)."""
+        self.validate_config(config)
+        # provider: resolve the CLI's home dir (selection, env var, then default).
+        return AgentProfile(
+            driver_type=REFERENCE_DRIVER_TYPE,
+            supported=True,
+            dir="adaptertest-reference-profile",
+            env_var="ADAPTERTEST_REFERENCE_HOME",
+            source=AgentProfileSource.DEFAULT,
+        )
+
+    async def get_quota(
+        self, config: object | None, profile: ProfileSelection | None
+    ) -> QuotaReport:
+        """Report one unlimited window (CAP-07)."""
+        self.validate_config(config)
+        # provider: query the account; put unavailability into the report, do not raise.
+        return QuotaReport(
+            driver_type=REFERENCE_DRIVER_TYPE,
+            provider=REFERENCE_DRIVER_TYPE,
+            source="static",
+            available=True,
+            windows=[QuotaWindow(label="session", value_label="unlimited")],
+        )
+
+    async def config_schema(self, config: object | None) -> ConfigSchema | None:
+        """Return the descriptor's static schema (CAP-08)."""
+        self.validate_config(config)
+        return self.descriptor().config_schema
+
+    # -- skills --------------------------------------------------------------------------
+
+    async def list_skills(
+        self,
+        config: object | None,
+        payload: ResolvedSkills,
+        selected: list[str] | None,
+        resolved: list[Skill] | None,
+        profile: ProfileSelection | None,
+    ) -> SkillSnapshot:
+        """Echo the selection and the whole catalogue without changing anything (CAP-09)."""
+        self.validate_config(config)
+        # provider: read the profile's skill directory to report what is really there.
+        return self._skill_snapshot(payload, selected, resolved)
+
+    async def inject_skills(
+        self, config: object | None, payload: ResolvedSkills, profile: ProfileSelection | None
+    ) -> None:
+        """Validate only: skills are applied inside ``run``, after its guards pass."""
+        self.validate_config(config)
+
+    async def sync_skills(
+        self,
+        config: object | None,
+        payload: ResolvedSkills,
+        selected: list[str] | None,
+        resolved: list[Skill] | None,
+        profile: ProfileSelection | None,
+    ) -> SkillSnapshot:
+        """Report the selection as installed; the state is ephemeral, nothing is written."""
+        self.validate_config(config)
+        # provider: write or remove the managed skill directories of the profile.
+        return self._skill_snapshot(payload, selected, resolved)
+
+    def _skill_snapshot(
+        self, payload: ResolvedSkills, selected: list[str] | None, resolved: list[Skill] | None
+    ) -> SkillSnapshot:
+        return SkillSnapshot(
+            driver_type=REFERENCE_DRIVER_TYPE,
+            supported=True,
+            mode=payload.mode or SkillSyncMode.EPHEMERAL,
+            selected=list(selected or ()),
+            # The catalogue is copied, never pruned.
+            resolved=[skill.model_copy(deep=True) for skill in resolved or ()],
+            entries=[
+                SnapshotEntry(
+                    key=entry.key,
+                    runtime_name=entry.runtime_name,
+                    selected=True,
+                    required=entry.required,
+                    state=SkillState.INSTALLED,
+                    origin=SkillOrigin.MANAGED,
+                    source_path=entry.source_path,
+                )
+                for entry in payload.entries
+            ],
+            warnings=list(payload.warnings),
+            fingerprint=payload.fingerprint,
+        )
+
+    # -- streaming and sessions ----------------------------------------------------------
+
+    def stream_capability(self) -> StreamCapability:
+        """Declare token-level text, reasoning and streamed tool args; no HITL (CAP-10)."""
+        return StreamCapability(native=True, token_level=True, reasoning=True, tool_call_args=True)
+
+    def session_codec(self) -> ReferenceSessionCodec:
+        """Return the codec that makes checkpoints resumable (CAP-01)."""
+        return ReferenceSessionCodec()
+
+    def session_config_fingerprint(self) -> str:
+        """Fingerprint the whole construction config under the codec's domain (CAP-01)."""
+        return canonical_session_config_fingerprint(FINGERPRINT_DOMAIN, self._config)
+
+    # -- the run -------------------------------------------------------------------------
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        """Run one scripted turn: reasoning, an ``echo`` tool call, then the reply.
+
+        Stream payloads go out only when ``request.streaming``; run events and
+        transcript items go out either way, so the transcript mirror holds.
+        """
+        await anyio.lowlevel.checkpoint()  # a cancelled scope stops us before any output
+        if request.config is not None:
+            self.validate_config(request.config)
+        model = request.model_override or self._model()
+        run_id = request.run_id or "reference-run"
+        state = request.session.state if request.session is not None else None
+        session_id = (state.resume_id if state is not None else "") or "reference-session"
+        cwd = request.workspace.cwd or self._config.cwd or "."
+        out = _RunOutput(sink, streaming=request.streaming, run_id=run_id, thread_id=session_id)
+
+        # provider: build the CLI command line from the whole request and start it in cwd.
+        out.event(
+            RunEvent(
+                type=RunEventType.INVOCATION,
+                text="reference driver invocation",
+                metadata={"model": model, "cwd": cwd},
+            )
+        )
+        out.event(RunEvent(type=RunEventType.SPAWN, text="in-memory run, no child process"))
+        out.stream(StreamPayload(kind=StreamKind.RUN_STARTED))
+        out.item(TranscriptItem(kind=TranscriptKind.INIT, model=model, session_id=session_id))
+
+        if self._config.fail_run:
+            return self._fail(out, model)
+
+        # provider: from here on, parse the CLI's event stream; each provider event
+        # becomes stream payloads plus, once complete, one transcript item.
+        thinking = "Planning the reply."
+        out.stream(StreamPayload(kind=StreamKind.REASONING_START, message_id="reason-1"))
+        out.stream(
+            StreamPayload(kind=StreamKind.REASONING_CONTENT, message_id="reason-1", delta=thinking)
+        )
+        out.stream(StreamPayload(kind=StreamKind.REASONING_END, message_id="reason-1"))
+        out.item(TranscriptItem(kind=TranscriptKind.THINKING, text=thinking))
+
+        call = "call-1"
+        out.stream(StreamPayload(kind=StreamKind.TOOL_CALL_START, tool_call_id=call, name="echo"))
+        out.stream(
+            StreamPayload(
+                kind=StreamKind.TOOL_CALL_ARGS,
+                tool_call_id=call,
+                delta=json.dumps(_TOOL_ARGS, separators=(",", ":")),
+            )
+        )
+        out.stream(StreamPayload(kind=StreamKind.TOOL_CALL_END, tool_call_id=call))
+        out.stream(
+            StreamPayload(
+                kind=StreamKind.TOOL_CALL_RESULT, tool_call_id=call, result=dict(_TOOL_ARGS)
+            )
+        )
+        out.item(
+            TranscriptItem(
+                kind=TranscriptKind.TOOL_CALL,
+                tool_use_id=call,
+                tool_name="echo",
+                input=dict(_TOOL_ARGS),
+            )
+        )
+        out.item(TranscriptItem(kind=TranscriptKind.TOOL_RESULT, tool_use_id=call, text="ok"))
+
+        output, structured = self._reply(request)
+        out.stream(StreamPayload(kind=StreamKind.TEXT_START, message_id="msg-1"))
+        half = len(output) // 2 or len(output)  # two token-level deltas, one if too short
+        for delta in (output[:half], output[half:]):
+            if delta:
+                out.stream(
+                    StreamPayload(kind=StreamKind.TEXT_CONTENT, message_id="msg-1", delta=delta)
+                )
+        out.stream(StreamPayload(kind=StreamKind.TEXT_END, message_id="msg-1"))
+        out.item(TranscriptItem(kind=TranscriptKind.ASSISTANT, text=output))
+
+        usage = Usage(input_tokens=12, output_tokens=34)
+        out.item(
+            TranscriptItem(
+                kind=TranscriptKind.RESULT, text="success", subtype="success", usage=usage
+            )
+        )
+        # Every lifecycle above is closed; the terminal payload is the last one (EVT-02, EVT-11).
+        out.stream(StreamPayload(kind=StreamKind.RUN_FINISHED, usage=usage))
+        out.event(RunEvent(type=RunEventType.LIFECYCLE, text="run completed"))
+
+        return Response(
+            output=output,
+            # provider: keep the full stdout/stderr bytes and the verbatim terminal event.
+            raw_streams=RawStreams(
+                terminal=TerminalPayload(event="result", raw_json='{"subtype":"success"}')
+            ),
+            transcript=out.transcript,
+            exit_code=0,
+            usage=usage.model_copy(),
+            checkpoint=self._checkpoint(request, session_id, cwd),
+            provider=REFERENCE_DRIVER_TYPE,
+            model=model,
+            summary="reference run finished",
+            structured_output=structured,
+        )
+
+    def _reply(self, request: Request) -> tuple[str, StructuredOutput | None]:
+        """Choose the final text and, for native structured output, its typed value."""
+        # provider: the CLI's final assistant message (and its native structured result).
+        if request.output_schema is None:
+            if request.prompt == _OK_PROMPT:
+                return "OK", None
+            return f"Reference reply: {request.prompt}", None
+        if request.structured_output_source != StructuredOutputSource.NATIVE:
+            # prompt_validate: core validates the output text itself.
+            return _STRUCTURED_JSON, None
+        schema_text = request.output_schema.schema_document
+        return _STRUCTURED_JSON, StructuredOutput(
+            format=OutputFormat.JSON_SCHEMA,
+            source=StructuredOutputSource.NATIVE,
+            raw_json=_STRUCTURED_JSON,
+            value=json.loads(_STRUCTURED_JSON),
+            valid=True,
+            schema_hash=hashlib.sha256(schema_text.encode("utf-8", "surrogatepass")).hexdigest(),
+        )
+
+    def _checkpoint(self, request: Request, session_id: str, cwd: str) -> Checkpoint:
+        """Build a resumable checkpoint: the session handle plus its guard values (RSP-01)."""
+        state = request.session.state if request.session is not None else None
+        data = dict(state.data) if state is not None else {}
+        data[SESSION_PARAM_CWD] = cwd
+        profile_fingerprint = request.profile_payload.session_fingerprint()
+        if profile_fingerprint:
+            data[SESSION_PARAM_PROFILE_FINGERPRINT] = profile_fingerprint  # SES-09
+        # provider: the resume id is the provider's own session handle.
+        return Checkpoint(
+            valid=True,
+            state=SessionState(resume_id=session_id, display_id=session_id, data=data),
+        )
+
+    def _fail(self, out: _RunOutput, model: str) -> Response:
+        """End the run with a provider-level failure: no checkpoint, exit code 1."""
+        failure = RunFailure(
+            code=FailureCode.AGENT_ERROR, message="the reference config asked this run to fail"
+        )
+        out.item(
+            TranscriptItem(
+                kind=TranscriptKind.FAILURE,
+                text=failure.message,
+                metadata={"code": FailureCode.AGENT_ERROR.value},
+            )
+        )
+        out.stream(StreamPayload(kind=StreamKind.RUN_ERROR, error=failure))
+        out.event(RunEvent(type=RunEventType.LIFECYCLE, text="run failed"))
+        return Response(
+            raw_streams=RawStreams(),
+            transcript=out.transcript,
+            exit_code=1,
+            provider=REFERENCE_DRIVER_TYPE,
+            model=model,
+            summary="reference run failed",
+            failure=failure,
+        )
+
+
+def new_reference_driver(config: ReferenceConfig | None = None) -> ReferenceDriver:
+    """Build the reference driver; no config means ``ReferenceConfig()``."""
+    return ReferenceDriver(config)
