@@ -1,0 +1,238 @@
+"""Bounded driver calls: nothing a driver does can hang or crash the suite.
+
+Every call into driver code runs off the caller's thread with a deadline:
+
+* coroutine functions run on a long-lived event loop in a daemon thread (the driver's
+  loop, on the chosen anyio backend), inside a cancel scope of ``timeout`` seconds;
+* plain functions run in a fresh daemon thread each.
+
+The caller waits on a plain thread primitive with a small grace period on top of the
+deadline. A call that ignores cancellation, blocks its thread, or blocks the event loop
+is abandoned (the daemon thread is left behind) and reported as a hang; an event loop
+that stopped responding is replaced so later calls still run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from anyio.from_thread import BlockingPortal
+
+GRACE = 0.5
+"""Seconds a call may overrun its deadline before it counts as blocked."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What one driver call did: returned ``value``, raised ``error``, or hung."""
+
+    value: Any = None
+    error: BaseException | None = None
+    timed_out: bool = False
+    blocked: bool = False
+    elapsed: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and not self.timed_out
+
+
+def describe_hang(label: str, outcome: Outcome, timeout: float) -> str:
+    """Text for a call that did not return in time."""
+    how = (
+        " and did not respond to cancellation (it blocked its thread or the event loop); "
+        "the call was abandoned"
+        if outcome.blocked
+        else ""
+    )
+    return f"{label} did not return within {timeout:g} s{how}"
+
+
+def describe_error(label: str, error: BaseException) -> str:
+    """Text for a call that raised: the exception type and its first line."""
+    error = _unwrap(error)
+    text = str(error).strip().splitlines()
+    detail = f": {text[0][:300]}" if text else ""
+    return f"{label} raised {type(error).__module__}.{type(error).__qualname__}{detail}"
+
+
+def _unwrap(error: BaseException) -> BaseException:
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error
+
+
+class _Loop:
+    """An event loop in a daemon thread, reachable through a blocking portal."""
+
+    def __init__(self, backend: str) -> None:
+        ready: Future[BlockingPortal] = Future()
+        self._stopped = threading.Event()
+
+        async def serve() -> None:
+            async with BlockingPortal() as portal:
+                ready.set_result(portal)
+                await portal.sleep_until_stopped()
+
+        def main() -> None:
+            try:
+                anyio.run(serve, backend=backend)
+            except BaseException as exc:  # noqa: BLE001 - reported to the waiting caller
+                if not ready.done():
+                    ready.set_exception(exc)
+            finally:
+                self._stopped.set()
+
+        self._thread = threading.Thread(target=main, name="adaptertest-driver-loop", daemon=True)
+        self._thread.start()
+        self.portal = ready.result(timeout=30)
+
+    def close(self) -> None:
+        """Stop the loop, waiting briefly; a stuck loop is left to die with the process."""
+        try:
+            fut = self.portal.start_task_soon(self.portal.stop, True)
+            fut.result(timeout=GRACE)
+        except BaseException:  # noqa: BLE001 - the loop may be gone or stuck
+            return
+        self._stopped.wait(GRACE)
+
+
+class CallRunner:
+    """Runs driver callables under deadlines; one instance per suite run."""
+
+    def __init__(self, backend: str) -> None:
+        self._backend = backend
+        self._loop: _Loop | None = None
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._loop is not None:
+                self._loop.close()
+                self._loop = None
+
+    def _portal(self) -> BlockingPortal:
+        with self._lock:
+            if self._loop is None:
+                self._loop = _Loop(self._backend)
+            return self._loop.portal
+
+    def _discard_loop(self) -> None:
+        with self._lock:
+            self._loop = None  # abandoned: its daemon thread may be stuck forever
+
+    def call(
+        self,
+        fn: Callable[..., Any],
+        *args: Any,
+        timeout: float,
+        awaitable: bool = True,
+    ) -> Outcome:
+        """Call ``fn(*args)``; await the result when it is awaitable and ``awaitable``.
+
+        Coroutine functions go to the event loop; everything else to a fresh thread
+        (which also covers sync implementations of async-declared methods). When
+        ``awaitable`` is False an awaitable result is a wrong type, returned as-is after
+        closing it, so the caller can report it.
+        """
+        if awaitable and (inspect.iscoroutinefunction(fn) or _is_async_callable(fn)):
+            return self._call_on_loop(fn, args, timeout)
+        return self._call_in_thread(fn, args, timeout, awaitable)
+
+    def run_async(self, fn: Callable[[], Awaitable[Any]], *, timeout: float) -> Outcome:
+        """Run the suite's own coroutine (which calls the driver) on the driver's loop."""
+        return self._call_on_loop(fn, (), timeout)
+
+    def _call_on_loop(
+        self, fn: Callable[..., Any], args: tuple[Any, ...], timeout: float
+    ) -> Outcome:
+        async def bounded() -> Outcome:
+            start = time.perf_counter()
+            with anyio.move_on_after(timeout) as scope:
+                try:
+                    result = fn(*args)
+                    if inspect.isawaitable(result):
+                        result = await result
+                except Exception as exc:  # noqa: BLE001 - driver errors are data here
+                    return Outcome(error=exc, elapsed=time.perf_counter() - start)
+                return Outcome(value=result, elapsed=time.perf_counter() - start)
+            assert scope.cancelled_caught
+            return Outcome(timed_out=True, elapsed=time.perf_counter() - start)
+
+        start = time.perf_counter()
+        try:
+            future = self._portal().start_task_soon(bounded)
+        except RuntimeError:
+            self._discard_loop()
+            future = self._portal().start_task_soon(bounded)
+        try:
+            result: Outcome = future.result(timeout=timeout + GRACE)
+            return result
+        except FutureTimeout:
+            self._discard_loop()
+            return Outcome(timed_out=True, blocked=True, elapsed=time.perf_counter() - start)
+        except BaseException as exc:  # noqa: BLE001 - e.g. a BaseException from the driver
+            return Outcome(error=exc, elapsed=time.perf_counter() - start)
+
+    def _call_in_thread(
+        self, fn: Callable[..., Any], args: tuple[Any, ...], timeout: float, awaitable: bool
+    ) -> Outcome:
+        box: list[Outcome] = []
+        done = threading.Event()
+        start = time.perf_counter()
+
+        def work() -> None:
+            try:
+                result = fn(*args)
+                if inspect.isawaitable(result):
+                    if not awaitable:
+                        _close(result)
+                    else:
+                        box.append(self._await_elsewhere(result, timeout, start))
+                        return
+                box.append(Outcome(value=result, elapsed=time.perf_counter() - start))
+            except BaseException as exc:  # noqa: BLE001 - driver errors are data here
+                box.append(Outcome(error=exc, elapsed=time.perf_counter() - start))
+            finally:
+                done.set()
+
+        threading.Thread(target=work, name="adaptertest-driver-call", daemon=True).start()
+        if not done.wait(timeout + GRACE) or not box:
+            return Outcome(timed_out=True, blocked=True, elapsed=time.perf_counter() - start)
+        return box[0]
+
+    def _await_elsewhere(self, awaitable_obj: Any, timeout: float, start: float) -> Outcome:
+        remaining = max(timeout - (time.perf_counter() - start), 0.001)
+
+        async def wait_for_it() -> Any:
+            return await awaitable_obj
+
+        outcome = self._call_on_loop(wait_for_it, (), remaining)
+        return Outcome(
+            value=outcome.value,
+            error=outcome.error,
+            timed_out=outcome.timed_out,
+            blocked=outcome.blocked,
+            elapsed=time.perf_counter() - start,
+        )
+
+
+def _is_async_callable(fn: object) -> bool:
+    call = getattr(fn, "__call__", None)  # noqa: B004 - callable objects with async __call__
+    return call is not None and inspect.iscoroutinefunction(call)
+
+
+def _close(obj: object) -> None:
+    close = getattr(obj, "close", None)
+    if callable(close):
+        with contextlib.suppress(Exception):  # best effort: silence "never awaited"
+            close()

@@ -1,0 +1,81 @@
+"""test_driver: the suite as a pytest test class, one item per clause."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from adaptertest._suite import Suite
+from adaptertest.clauses import CLAUSES, Clause
+from adaptertest.options import Options
+from adaptertest.report import ClauseResult, ClauseStatus
+
+SUITE_ATTRIBUTE = "_adaptertest_suite"
+
+
+def _param(clause: Clause, options: Options) -> Any:
+    marks: list[Any] = [
+        pytest.mark.adaptertest(
+            clause=clause.id, family=clause.family, mode=clause.mode.value, probe=clause.probes[0]
+        )
+    ]
+    reason = options.known_failures.get(clause.id)
+    if reason is not None:
+        marks.append(pytest.mark.xfail(strict=True, reason=f"{clause.id} known failure: {reason}"))
+    return pytest.param(clause.id, id=clause.id, marks=marks)
+
+
+def test_driver(factory: Callable[[], object], options: Options | None = None) -> type:
+    """Build a pytest test class that checks ``factory``'s drivers against every clause.
+
+    Bind it to a ``Test*`` name in a test module::
+
+        TestMyDriver = adaptertest.test_driver(make_driver, Options(config=cfg))
+
+    Each call builds a fresh class, so several drivers in one module never share state.
+    Each probe runs once per class, on first need; ``pytest -k SES-04`` runs one clause.
+    """
+    opts = options or Options()
+    Suite(factory, opts).close()  # validates the arguments at collection time
+
+    class DriverConformance:
+        __test__ = True
+        adaptertest_factory = staticmethod(factory)
+        adaptertest_options = opts
+
+        @classmethod
+        def adaptertest_suite(cls) -> Suite:
+            suite: Suite | None = cls.__dict__.get(SUITE_ATTRIBUTE)
+            if suite is None:
+                suite = Suite(factory, opts)
+                setattr(cls, SUITE_ATTRIBUTE, suite)
+            return suite
+
+        @classmethod
+        def teardown_class(cls) -> None:
+            suite: Suite | None = cls.__dict__.get(SUITE_ATTRIBUTE)
+            if suite is not None:
+                suite.close()
+
+        @pytest.mark.parametrize("clause", [_param(c, opts) for c in CLAUSES])
+        def test_clause(self, clause: str) -> None:
+            result = type(self).adaptertest_suite().clause_result(clause)
+            _settle(result)
+
+    DriverConformance.__qualname__ = DriverConformance.__name__ = "DriverConformance"
+    return DriverConformance
+
+
+def _settle(result: ClauseResult) -> None:
+    """Turn one clause result into the pytest outcome of its item."""
+    if result.status is ClauseStatus.SKIPPED:
+        pytest.skip(result.messages[0] if result.messages else f"{result.clause} skipped")
+    if result.status in (ClauseStatus.FAILED, ClauseStatus.XFAILED):
+        pytest.fail(result.describe(), pytrace=False)
+    if result.status is ClauseStatus.XPASSED:
+        pass  # the strict xfail mark turns this pass into a failure
+
+
+test_driver.__test__ = False  # type: ignore[attr-defined]

@@ -1,0 +1,292 @@
+"""The suite engine: set the driver up, run each probe once, judge every clause.
+
+Both entry points stand on it: :func:`check_driver` runs every probe and returns a
+report; :func:`adaptertest.test_driver` asks it for one clause at a time, so
+``pytest -k SES-04`` runs only the probe that judges SES-04.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import threading
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from pydantic import BaseModel, SecretBytes, SecretStr
+
+from adaptertest._calls import CallRunner, describe_error, describe_hang
+from adaptertest._probe import ProbeAbort, ProbeContext, ProbeRecord
+from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES
+from adaptertest.options import Options
+from adaptertest.report import ClauseResult, ClauseStatus, ConformanceReport
+from driver.descriptor import Descriptor
+
+Probe = Callable[[ProbeContext], None]
+
+PROBE_FUNCTIONS: dict[str, tuple[str, str]] = {
+    "descriptor": ("adaptertest.drv", "probe_descriptor"),
+    "config": ("adaptertest.cfg", "probe_config"),
+    "capability_declarations": ("adaptertest.cap", "probe_capability_declarations"),
+    "environment": ("adaptertest.cap", "probe_environment"),
+    "models": ("adaptertest.cap", "probe_models"),
+    "detect_model": ("adaptertest.cap", "probe_detect_model"),
+    "profile": ("adaptertest.cap", "probe_profile"),
+    "quota": ("adaptertest.cap", "probe_quota"),
+    "config_schema": ("adaptertest.cap", "probe_config_schema"),
+    "skills": ("adaptertest.cap", "probe_skills"),
+    "stream_capability": ("adaptertest.cap", "probe_stream_capability"),
+    "session_codec": ("adaptertest.ses", "probe_session_codec"),
+    "live_run": ("adaptertest.liv", "probe_live_run"),
+    "live_structured_output": ("adaptertest.liv", "probe_live_structured_output"),
+    "concurrent_runs": ("adaptertest.con", "probe_concurrent_runs"),
+}
+"""Probe name -> (family module, function): where the code that judges it lives.
+
+Resolved on first use, so ``pytest -k SES-04`` imports only what that clause needs.
+"""
+
+
+def probe_function(name: str) -> Probe:
+    """The function that runs probe ``name``."""
+    module, attr = PROBE_FUNCTIONS[name]
+    function: Probe = getattr(importlib.import_module(module), attr)
+    return function
+
+
+SECRET_MASK = "[secret withheld]"
+
+
+class Suite:
+    """One suite run against one factory; probes run lazily, at most once each."""
+
+    def __init__(self, factory: Callable[[], object], options: Options) -> None:
+        if not callable(factory):
+            raise TypeError(f"factory must be callable, got {type(factory).__qualname__}")
+        if not isinstance(options, Options):
+            raise TypeError(
+                f"options must be adaptertest.Options, got {type(options).__qualname__}"
+            )
+        self.factory = factory
+        self.options = options
+        self.runner = CallRunner(options.backend)
+        self._lock = threading.RLock()
+        self._setup_done = False
+        self._setup_error: str | None = None
+        self._driver: object = None
+        self._descriptor: Descriptor | None = None
+        self._records: dict[str, tuple[ProbeRecord, float]] = {}
+        self._secrets = _collect_secrets(options)
+
+    # -- setup ----------------------------------------------------------------------------
+
+    def _setup(self) -> None:
+        if self._setup_done:
+            return
+        self._setup_done = True
+        timeout = self.options.probe_timeout
+        made = self.runner.call(self.factory, timeout=timeout, awaitable=False)
+        if made.timed_out:
+            self._setup_error = describe_hang("the factory", made, timeout)
+            return
+        if made.error is not None:
+            self._setup_error = describe_error("the factory", made.error)
+            return
+        if made.value is None or inspect.isawaitable(made.value):
+            self._setup_error = (
+                f"the factory returned {type(made.value).__qualname__} instead of a driver"
+            )
+            return
+        self._driver = made.value
+        descriptor = getattr(self._driver, "descriptor", None)
+        if not callable(descriptor):
+            self._setup_error = (
+                f"{type(self._driver).__qualname__} has no callable descriptor() method"
+            )
+            return
+        got = self.runner.call(descriptor, timeout=timeout, awaitable=False)
+        if got.timed_out:
+            self._setup_error = describe_hang("descriptor()", got, timeout)
+        elif got.error is not None:
+            self._setup_error = describe_error("descriptor()", got.error)
+        elif not isinstance(got.value, Descriptor):
+            self._setup_error = (
+                f"descriptor() returned {type(got.value).__qualname__}, expected driver.Descriptor"
+            )
+        else:
+            self._descriptor = got.value
+
+    # -- probes ---------------------------------------------------------------------------
+
+    def run_probe(self, name: str) -> tuple[ProbeRecord, float]:
+        """Run probe ``name`` (once) and return its record and duration."""
+        with self._lock:
+            if name not in self._records:
+                self._records[name] = self._run_probe(name)
+            return self._records[name]
+
+    def _run_probe(self, name: str) -> tuple[ProbeRecord, float]:
+        start = time.perf_counter()
+        self._setup()
+        clauses = [c.id for c in CLAUSES if name in c.probes]
+        if self._descriptor is None:
+            record = ProbeRecord()
+            if name == "descriptor":
+                record.violations["DRV-01"] = [f"DRV-01: {self._setup_error}"]
+                record.judged.add("DRV-01")
+                reason = "not judged: there is no driver descriptor to check (see DRV-01)"
+                for clause in clauses:
+                    record.skipped.setdefault(clause, f"{clause} {reason}")
+            else:
+                for clause in clauses:
+                    record.skipped[clause] = (
+                        f"{clause} not judged: the driver could not be set up (see DRV-01: "
+                        f"{self._setup_error})"
+                    )
+            return record, time.perf_counter() - start
+        ctx = ProbeContext(
+            name=name,
+            factory=self.factory,
+            driver=self._driver,
+            descriptor=self._descriptor,
+            options=self.options,
+            runner=self.runner,
+        )
+        try:
+            probe_function(name)(ctx)
+        except ProbeAbort:
+            pass
+        except Exception as exc:  # noqa: BLE001 - a suite bug must not hide the driver's
+            detail = describe_error(f"the suite's {name} probe", exc)
+            for clause in clauses:
+                if clause not in ctx.record.judged and clause not in ctx.record.skipped:
+                    ctx.fail(clause, f"could not be judged: {detail} (please report this)")
+        return ctx.record, time.perf_counter() - start
+
+    # -- verdicts -------------------------------------------------------------------------
+
+    def clause_result(self, clause_id: str) -> ClauseResult:
+        """Judge one clause, running the probes it needs."""
+        clause = CLAUSE_BY_ID[clause_id]
+        records = [(p, *self.run_probe(p)) for p in clause.probes]
+        messages: list[str] = []
+        notes: list[str] = []
+        skips: list[str] = []
+        judged = False
+        duration = 0.0
+        for probe, record, took in records:
+            duration += took
+            messages.extend(record.violations.get(clause_id, ()))
+            judged = judged or clause_id in record.judged
+            notes.extend(record.notes)
+            if clause_id in record.skipped:
+                skips.append(record.skipped[clause_id])
+            elif clause_id not in record.judged and record.stopped_by:
+                skips.append(
+                    f"{clause_id} not judged: the {probe} probe stopped at {record.stopped_by}"
+                )
+        if messages:
+            status = ClauseStatus.FAILED
+        elif judged:
+            status = ClauseStatus.PASSED
+        else:
+            status = ClauseStatus.SKIPPED
+            messages = skips[:1] or [f"{clause_id} not judged with these options"]
+        known = self.options.known_failures.get(clause_id)
+        if known is not None:
+            if status is ClauseStatus.FAILED:
+                status = ClauseStatus.XFAILED
+                notes.append(f"known failure: {known}")
+            elif status is ClauseStatus.PASSED:
+                status = ClauseStatus.XPASSED
+                messages = [
+                    f"{clause_id}: listed in Options(known_failures=...) ({known}) but it "
+                    "passes now: remove the entry"
+                ]
+        return ClauseResult(
+            clause=clause_id,
+            status=status,
+            messages=tuple(self.scrub(m) for m in messages),
+            duration=duration,
+            notes=tuple(self.scrub(n) for n in dict.fromkeys(notes)),
+        )
+
+    def report(self, only: Iterable[str] | None = None) -> ConformanceReport:
+        """Judge every clause (or the ``only`` ones) and close the driver's event loop."""
+        start = time.perf_counter()
+        wanted = _select(only)
+        try:
+            results = tuple(self.clause_result(c.id) for c in CLAUSES if c.id in wanted)
+        finally:
+            self.close()
+        driver_type = self._descriptor.type if self._descriptor is not None else ""
+        return ConformanceReport(
+            driver_type=self.scrub(driver_type),
+            results=results,
+            duration=time.perf_counter() - start,
+        )
+
+    def close(self) -> None:
+        self.runner.close()
+
+    def scrub(self, text: str) -> str:
+        """Remove every secret value from ``text``."""
+        for secret in self._secrets:
+            text = text.replace(secret, SECRET_MASK)
+        return text
+
+
+def _select(only: Iterable[str] | None) -> set[str]:
+    if only is None:
+        return set(CLAUSE_BY_ID)
+    wanted = {only} if isinstance(only, str) else set(only)
+    unknown = sorted(wanted - set(CLAUSE_BY_ID))
+    if unknown:
+        raise ValueError(f"unknown clause ID(s): {', '.join(unknown)}")
+    return wanted
+
+
+def _collect_secrets(options: Options) -> tuple[str, ...]:
+    found: list[str] = [s for s in options.secrets if s]
+    seen: set[int] = set()
+
+    def walk(value: Any) -> None:
+        if id(value) in seen:
+            return
+        seen.add(id(value))
+        if isinstance(value, SecretStr):
+            found.append(value.get_secret_value())
+        elif isinstance(value, SecretBytes):
+            found.append(value.get_secret_value().decode("utf-8", "replace"))
+        elif isinstance(value, BaseModel):
+            for name in type(value).model_fields:
+                walk(getattr(value, name, None))
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list | tuple | set | frozenset):
+            for item in value:
+                walk(item)
+        elif hasattr(value, "__dataclass_fields__"):
+            for name in value.__dataclass_fields__:
+                walk(getattr(value, name, None))
+
+    walk(options.config)
+    # Longest first, so a secret containing another is masked whole.
+    return tuple(sorted({s for s in found if len(s) >= 3}, key=len, reverse=True))
+
+
+def check_driver(
+    factory: Callable[[], object],
+    options: Options | None = None,
+    *,
+    only: Iterable[str] | None = None,
+) -> ConformanceReport:
+    """Run the suite against ``factory`` and return the report; never raises for the driver.
+
+    Works from plain code and from inside a running event loop (driver code runs on
+    the suite's own threads). ``only`` limits the run to some clause IDs.
+    """
+    suite = Suite(factory, options or Options())
+    return suite.report(only)

@@ -1,0 +1,584 @@
+"""The clause catalogue, as data.
+
+Everything that lists clauses (the pytest items, the CLI, the report, the README table)
+is generated from :data:`CLAUSES`; no other module spells out the catalogue.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Mode(StrEnum):
+    """When a clause runs."""
+
+    HERMETIC = "hermetic"  # always, with no provider
+    OPT_IN = "opt-in"  # hermetic, but only when an option turns it on
+    LIVE = "live"  # needs Options(live_run=True): runs the provider
+
+
+@dataclass(frozen=True, slots=True)
+class Clause:
+    """One rule of the driver contract.
+
+    ``probes`` name the suite steps that judge the clause (one driver interaction judges
+    many clauses, and a few clauses are judged by two probes); ``module`` is the
+    ``adaptertest`` module that holds its checks.
+    """
+
+    id: str
+    family: str
+    title: str
+    rule: str
+    mode: Mode
+    probes: tuple[str, ...]
+    extension: bool = False
+
+    @property
+    def module(self) -> str:
+        return f"adaptertest.{self.family.lower()}"
+
+
+H, OPT, L = Mode.HERMETIC, Mode.OPT_IN, Mode.LIVE
+_LIVE = ("live_run",)
+_BOTH_LIVE = ("live_run", "live_structured_output")
+
+
+def _c(id: str, title: str, rule: str, mode: Mode, *probes: str, extension: bool = False) -> Clause:
+    return Clause(id, id.split("-")[0], title, rule, mode, probes, extension)
+
+
+CLAUSES: tuple[Clause, ...] = (
+    # --- DRV: the driver and its descriptor -------------------------------------------
+    _c(
+        "DRV-01",
+        "descriptor names the driver",
+        "The factory returns a driver, and descriptor() returns a Descriptor whose type and "
+        "display_name are non-empty.",
+        H,
+        "descriptor",
+    ),
+    _c(
+        "DRV-02",
+        "descriptor is deterministic",
+        "descriptor() returns equal values on repeated calls and across two instances from "
+        "the factory.",
+        H,
+        "descriptor",
+    ),
+    _c(
+        "DRV-03",
+        "descriptor snapshots are independent",
+        "Two descriptor() snapshots share no mutable object (list, dict, mutable model), so "
+        "changing one can never change the next.",
+        H,
+        "descriptor",
+    ),
+    # --- CFG: configuration -----------------------------------------------------------
+    _c(
+        "CFG-01",
+        "validate_config(None) is safe",
+        "validate_config(None) returns or raises InvalidDriverConfigError; any other "
+        "exception is a contract breach.",
+        H,
+        "config",
+    ),
+    _c(
+        "CFG-02",
+        "the supplied config is accepted",
+        "validate_config accepts the config given in Options(config=...).",
+        H,
+        "config",
+    ),
+    _c(
+        "CFG-03",
+        "a foreign config is rejected",
+        "validate_config rejects a value of a type the driver does not know, with "
+        "InvalidDriverConfigError.",
+        OPT,
+        "config",
+    ),
+    # --- CAP: capability truthfulness -------------------------------------------------
+    _c(
+        "CAP-01",
+        "resume declaration is truthful",
+        "sessions.supports_resume holds exactly when session_codec() gives a codec; a "
+        "resumable driver also has a non-blank, stable session_config_fingerprint(), and "
+        "codec name and fingerprint agree across instances.",
+        H,
+        "capability_declarations",
+    ),
+    _c(
+        "CAP-02",
+        "skills declaration is truthful",
+        "skills.supported requires SkillSupport and mode ephemeral or persistent; an "
+        "unsupported declaration uses neither mode.",
+        H,
+        "capability_declarations",
+    ),
+    _c(
+        "CAP-03",
+        "environment probe reports cleanly",
+        "check_environment succeeds, names the descriptor's type, uses status "
+        "pass/warn/fail (pass means healthy) and gives every check a code.",
+        H,
+        "environment",
+    ),
+    _c(
+        "CAP-04",
+        "model list is usable",
+        "list_models succeeds and every model has a non-empty id.",
+        H,
+        "models",
+    ),
+    _c(
+        "CAP-05",
+        "model detection is usable",
+        "detect_model succeeds; a result has a non-empty model, equal to "
+        "Options(expected_detected_model=...) when given.",
+        H,
+        "detect_model",
+    ),
+    _c(
+        "CAP-06",
+        "profile report is usable",
+        "get_profile succeeds, names the descriptor's type, and a supported profile has a "
+        "dir and a source.",
+        H,
+        "profile",
+    ),
+    _c(
+        "CAP-07",
+        "quota report is usable",
+        "get_quota succeeds (unavailability belongs in the report), names the descriptor's "
+        "type, and every window has a label.",
+        H,
+        "quota",
+    ),
+    _c(
+        "CAP-08",
+        "config schema is usable",
+        "config_schema succeeds with a schema whose field names are non-empty and unique "
+        "and include every Options(required_config_fields=...) name.",
+        H,
+        "config_schema",
+    ),
+    _c(
+        "CAP-09",
+        "skill inspection echoes the selection",
+        "list_skills (and sync_skills when opted in) on an empty catalogue succeeds with a "
+        "supported snapshot of the descriptor's type, a declared mode and no selection.",
+        H,
+        "skills",
+    ),
+    _c(
+        "CAP-10",
+        "stream capability is deterministic",
+        "stream_capability() returns equal values on repeated calls.",
+        H,
+        "stream_capability",
+    ),
+    _c(
+        "CAP-11",
+        "persistent processes can be closed",
+        "process.persistent requires the driver to implement close_processes().",
+        H,
+        "capability_declarations",
+    ),
+    # --- SO: structured output --------------------------------------------------------
+    _c(
+        "SO-01",
+        "structured-output matrix is consistent",
+        "Any works_with_* flag needs a mechanism; every mechanism needs works_with_run; a "
+        "true HITL-matrix kind needs its mechanism, works_with_run and the matching "
+        "run_policy_caps Ask.",
+        H,
+        "capability_declarations",
+    ),
+    _c(
+        "SO-02",
+        "native structured output is returned",
+        "A native structured run returns structured_output with source native, valid, and "
+        'raw_json exactly the object {"ok": true}; a value, when present, encodes to the '
+        "same object.",
+        L,
+        "live_structured_output",
+    ),
+    _c(
+        "SO-03",
+        "the suite sends only declared shapes",
+        "The structured probe runs only when json_schema_native and works_with_run are "
+        "declared, and its request asks for nothing the descriptor does not declare.",
+        H,
+        "capability_declarations",
+        "live_structured_output",
+    ),
+    # --- SES: session codec -----------------------------------------------------------
+    _c(
+        "SES-01",
+        "codec name is stable",
+        "The codec's name() is non-empty and the same on every call.",
+        H,
+        "session_codec",
+    ),
+    _c(
+        "SES-02",
+        "canonical empty mapping",
+        "to_params(None) equals SessionParams() and from_params(SessionParams()) is None.",
+        H,
+        "session_codec",
+    ),
+    _c(
+        "SES-03",
+        "to_params keeps the state",
+        "to_params keeps resume_id and every data entry, and sets display_id when resume_id "
+        "is set.",
+        H,
+        "session_codec",
+    ),
+    _c(
+        "SES-04",
+        "codec round trip is lossless",
+        "from_params(params) is not None and to_params of it equals params.",
+        H,
+        "session_codec",
+    ),
+    _c(
+        "SES-05",
+        "guard fingerprint is deterministic",
+        "guard_fingerprint is non-empty and equal for equal params.",
+        H,
+        "session_codec",
+    ),
+    _c(
+        "SES-06",
+        "guard keys move the guard",
+        "Changing the value of any Options(guard_keys=...) key changes guard_fingerprint.",
+        OPT,
+        "session_codec",
+    ),
+    _c(
+        "SES-07",
+        "codec never raises on empty input",
+        "to_params(None), from_params(SessionParams()) and guard_fingerprint(SessionParams()) "
+        "return without raising.",
+        H,
+        "session_codec",
+    ),
+    _c(
+        "SES-08",
+        "session keys survive the codec",
+        "Every Options(session_keys=...) key keeps its seed value in params.values and in "
+        "the restored state's data.",
+        OPT,
+        "session_codec",
+    ),
+    _c(
+        "SES-09",
+        "checkpoint stores the profile fingerprint",
+        "A valid live checkpoint stores request.profile_payload.session_fingerprint() under "
+        "data['profile_fingerprint'].",
+        L,
+        *_LIVE,
+    ),
+    # --- EVT: stream payload timing and fields ----------------------------------------
+    _c(
+        "EVT-01",
+        "one run.started, first",
+        "The first payload is run.started and no second run.started follows.",
+        L,
+        *_LIVE,
+    ),
+    _c(
+        "EVT-02",
+        "one terminal, last",
+        "Exactly one terminal (run.finished or run.error, the latter with error) ends the "
+        "stream and nothing follows it.",
+        L,
+        *_LIVE,
+    ),
+    _c(
+        "EVT-03",
+        "text lifecycle",
+        "text.start opens a new message_id, text.content and text.end need an open one, "
+        "and an id is never reopened.",
+        L,
+        *_LIVE,
+    ),
+    _c("EVT-04", "text deltas are non-empty", "text.content carries a non-empty delta.", L, *_LIVE),
+    _c(
+        "EVT-05",
+        "tool lifecycle",
+        "tool_call.start needs an id and a name and never reopens; args need an open call "
+        "and a non-empty delta; end needs an open call; result needs a call seen before.",
+        L,
+        *_LIVE,
+    ),
+    _c(
+        "EVT-06",
+        "reasoning lifecycle",
+        "reasoning.* follow the text rules: a new id to start, an open id to continue or "
+        "end, non-empty deltas.",
+        L,
+        *_LIVE,
+    ),
+    _c(
+        "EVT-07",
+        "step lifecycle",
+        "step.started and step.finished carry a name, and a step finishes only while one of "
+        "that name is open.",
+        L,
+        *_LIVE,
+    ),
+    _c(
+        "EVT-08",
+        "HITL payloads carry their envelope",
+        "hitl.requested carries hitl_requested and hitl.resolved carries hitl_resolved.",
+        L,
+        *_LIVE,
+    ),
+    _c(
+        "EVT-09",
+        "drivers leave role unset",
+        "Every payload keeps role at its zero value (assistant).",
+        L,
+        *_BOTH_LIVE,
+    ),
+    _c(
+        "EVT-10",
+        "drivers leave numbering to core",
+        "Every payload leaves sequence, seq and timestamp unset.",
+        L,
+        *_BOTH_LIVE,
+    ),
+    _c(
+        "EVT-11",
+        "lifecycles close before the terminal",
+        "At run.finished or run.error no text, reasoning, tool or step lifecycle is open.",
+        L,
+        *_LIVE,
+    ),
+    _c(
+        "EVT-12",
+        "stream capability negatives hold",
+        "No tool_call.args, reasoning.* or hitl.* payload appears when stream_capability() "
+        "says that kind is not exposed.",
+        L,
+        *_LIVE,
+    ),
+    _c(
+        "EVT-13",
+        "run frames carry no message or tool id",
+        "run.started, run.finished and run.error leave message_id and tool_call_id empty.",
+        L,
+        *_LIVE,
+    ),
+    _c(
+        "EVT-14",
+        "tool scope coordinates are sound",
+        "Tool parents are well-formed, never the call itself, and stable over the "
+        "lifecycle; no args after a full args snapshot; one result per call and scope.",
+        L,
+        *_BOTH_LIVE,
+    ),
+    # --- OBS: observation facts -------------------------------------------------------
+    _c(
+        "OBS-01",
+        "observations are declared",
+        "Every capability.invocation and todo.updated fact is of a kind the descriptor's "
+        "observation support declares for that transport.",
+        L,
+        *_BOTH_LIVE,
+    ),
+    _c(
+        "OBS-02",
+        "observation payloads are pure",
+        "An observation payload carries only its own fact (capability or todo) and no other "
+        "semantic field, and a fact appears only on its own kind.",
+        L,
+        *_BOTH_LIVE,
+    ),
+    _c(
+        "OBS-03",
+        "capability invocations are valid",
+        "Invocation ids, keys, operations, parents, time, source/evidence, phase, duration "
+        "and error code stay within the closed vocabulary and limits.",
+        L,
+        *_BOTH_LIVE,
+    ),
+    _c(
+        "OBS-04",
+        "invocation lifecycle",
+        "Each (scope, invocation) starts once, ends once with the same identity, and is "
+        "closed before the terminal and before run returns.",
+        L,
+        *_BOTH_LIVE,
+    ),
+    _c(
+        "OBS-05",
+        "todo snapshots are valid",
+        "A todo snapshot has an item list (empty means cleared), at most 128 unique valid "
+        "items, a revision, a UTC time, sound parents and a known source.",
+        L,
+        *_BOTH_LIVE,
+    ),
+    _c(
+        "OBS-06",
+        "todo revisions advance",
+        "Per scope, revisions start at 1 and grow by exactly 1, and no snapshot repeats the "
+        "previous one.",
+        L,
+        *_BOTH_LIVE,
+    ),
+    # --- RUN: run events --------------------------------------------------------------
+    _c(
+        "RUN-01",
+        "chunks name their stream",
+        "A chunk event's stream is 'stdout' or 'stderr'.",
+        L,
+        *_LIVE,
+    ),
+    _c(
+        "RUN-02",
+        "item events carry an item",
+        "An item event carries a transcript item, which obeys the TRN rules.",
+        L,
+        *_LIVE,
+    ),
+    _c(
+        "RUN-03",
+        "drivers leave event numbering to core",
+        "Every run event leaves seq at zero.",
+        L,
+        *_LIVE,
+    ),
+    _c(
+        "RUN-04",
+        "item events mirror the transcript",
+        "The items of the item events, in order, equal Response.transcript.",
+        L,
+        *_LIVE,
+    ),
+    # --- TRN: transcript items --------------------------------------------------------
+    _c(
+        "TRN-01",
+        "text-bearing items have text",
+        "assistant, thinking, user, stdout, stderr, system, summary, question and failure "
+        "items carry text.",
+        L,
+        *_BOTH_LIVE,
+    ),
+    _c("TRN-02", "tool calls name their tool", "tool_call items carry tool_name.", L, *_BOTH_LIVE),
+    _c(
+        "TRN-03",
+        "tool results name their call",
+        "tool_result items carry tool_use_id.",
+        L,
+        *_BOTH_LIVE,
+    ),
+    _c(
+        "TRN-04",
+        "deltas only on assistant and thinking",
+        "delta=True appears only on assistant and thinking items.",
+        L,
+        *_BOTH_LIVE,
+    ),
+    # --- LIV: live success ------------------------------------------------------------
+    _c(
+        "LIV-01",
+        "the live run succeeds",
+        "The live run returns without error, exit code 0, no signal, no timeout and no failure.",
+        L,
+        *_BOTH_LIVE,
+    ),
+    _c(
+        "LIV-02",
+        "the live run answers the prompt",
+        "With the default prompt the trimmed output is 'OK'; with "
+        "Options(live_expected_output=...) it equals that text, trimmed.",
+        L,
+        *_LIVE,
+    ),
+    _c(
+        "LIV-03",
+        "a resumable driver returns a checkpoint",
+        "A driver that declares resume returns a valid checkpoint with state and a "
+        "non-empty resume_id.",
+        L,
+        *_BOTH_LIVE,
+    ),
+    # --- RSP: response invariants -----------------------------------------------------
+    _c(
+        "RSP-01",
+        "valid checkpoints only on success",
+        "A valid checkpoint has state with a resume_id and comes only with exit 0, no "
+        "signal, no timeout, no failure and no error from run.",
+        L,
+        *_BOTH_LIVE,
+    ),
+    _c(
+        "RSP-02",
+        "human-decision failures are attributed",
+        "failure.human_decision is set exactly when failure.code is decision_rejected or "
+        "decision_timeout.",
+        L,
+        *_BOTH_LIVE,
+    ),
+    _c(
+        "RSP-03",
+        "output is not a stdout dump",
+        "output is the final answer, never the raw JSONL stdout.",
+        L,
+        *_BOTH_LIVE,
+    ),
+    _c(
+        "RSP-04",
+        "checkpoint round-trips through the codec",
+        "A valid checkpoint's state goes through the driver's own codec losslessly, with a "
+        "kept resume_id and a non-empty guard.",
+        L,
+        *_BOTH_LIVE,
+    ),
+    _c(
+        "RSP-05",
+        "terminal payload is well-formed",
+        "raw_streams.terminal, when present, has a non-blank event and valid JSON.",
+        L,
+        *_BOTH_LIVE,
+    ),
+    # --- CON: Python extension clauses ------------------------------------------------
+    _c(
+        "CON-01",
+        "concurrent runs stay apart",
+        "N concurrent run() calls on one driver instance, each with its own sink and run "
+        "id, each satisfy the stream, run-event and transcript clauses and no payload of "
+        "one run reaches another's sink.",
+        L,
+        "concurrent_runs",
+        extension=True,
+    ),
+)
+
+CLAUSE_BY_ID: dict[str, Clause] = {c.id: c for c in CLAUSES}
+UPSTREAM_CLAUSES: tuple[Clause, ...] = tuple(c for c in CLAUSES if not c.extension)
+FAMILIES: tuple[str, ...] = tuple(dict.fromkeys(c.family for c in CLAUSES))
+
+PROBES: tuple[str, ...] = (
+    "descriptor",
+    "config",
+    "capability_declarations",
+    "environment",
+    "models",
+    "detect_model",
+    "profile",
+    "quota",
+    "config_schema",
+    "skills",
+    "stream_capability",
+    "session_codec",
+    "live_run",
+    "live_structured_output",
+    "concurrent_runs",
+)
+"""Every probe, in the order the suite runs them."""

@@ -1,0 +1,144 @@
+"""What a suite run produces: one result per clause, a conformance level, a summary."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES, Clause, Mode
+
+MAX_MESSAGES = 25
+"""How many violations of one clause are spelled out before the rest are counted."""
+
+
+class ClauseStatus(StrEnum):
+    """Outcome of one clause."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    XFAILED = "xfailed"  # listed in known_failures and failing, as expected
+    XPASSED = "xpassed"  # listed in known_failures but passing: the entry is stale
+
+    @property
+    def is_failure(self) -> bool:
+        """Whether this status fails a run."""
+        return self in (ClauseStatus.FAILED, ClauseStatus.XPASSED)
+
+
+class Level(StrEnum):
+    """Conformance tiers, each including the one before."""
+
+    CORE = "core"  # every hermetic clause holds
+    LIVE = "live"  # core, and the live run passed every live clause
+    FULL = "full"  # live, with resume and native structured output declared and passing
+
+
+def rerun_hint(clause: str) -> str:
+    """How to run one clause alone, for failure messages."""
+    return f"pytest -k {clause}  (or: python -m adaptertest check ... --clause {clause})"
+
+
+@dataclass(frozen=True, slots=True)
+class ClauseResult:
+    """The outcome of one clause: ``messages`` each start with the clause ID."""
+
+    clause: str
+    status: ClauseStatus
+    messages: tuple[str, ...] = ()
+    duration: float = 0.0
+    notes: tuple[str, ...] = ()
+
+    @property
+    def info(self) -> Clause:
+        """The catalogue entry of this clause."""
+        return CLAUSE_BY_ID[self.clause]
+
+    def describe(self) -> str:
+        """A full failure/skip text: observations, the rule, and how to rerun."""
+        shown = list(self.messages[:MAX_MESSAGES])
+        if len(self.messages) > MAX_MESSAGES:
+            more = len(self.messages) - MAX_MESSAGES
+            shown.append(f"{self.clause}: ... and {more} more violation(s)")
+        lines = shown or [f"{self.clause}: {self.status.value}"]
+        lines.append(f"  rule: {self.info.rule}")
+        lines.extend(f"  note: {n}" for n in self.notes)
+        lines.append(f"  rerun alone: {rerun_hint(self.clause)}")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True, slots=True)
+class ConformanceReport:
+    """Every clause result of one suite run against one driver."""
+
+    driver_type: str
+    results: tuple[ClauseResult, ...]
+    duration: float = 0.0
+    notes: tuple[str, ...] = field(default=())
+
+    def __iter__(self) -> Iterator[ClauseResult]:
+        return iter(self.results)
+
+    def result(self, clause: str) -> ClauseResult:
+        """The result of one clause by ID."""
+        for r in self.results:
+            if r.clause == clause:
+                return r
+        raise KeyError(clause)
+
+    @property
+    def failures(self) -> tuple[ClauseResult, ...]:
+        """Results that fail the run (failed, and stale known failures)."""
+        return tuple(r for r in self.results if r.status.is_failure)
+
+    @property
+    def ok(self) -> bool:
+        """True when no clause fails the run."""
+        return not self.failures
+
+    def counts(self) -> dict[ClauseStatus, int]:
+        """How many clauses ended in each status."""
+        out = dict.fromkeys(ClauseStatus, 0)
+        for r in self.results:
+            out[r.status] += 1
+        return out
+
+    @property
+    def level(self) -> Level | None:
+        """The highest conformance level met, judged on upstream's clauses only."""
+        upstream = {r.clause: r for r in self.results if not r.info.extension}
+        if len(upstream) != sum(1 for c in CLAUSES if not c.extension):
+            return None  # a partial run (only=...) proves no level
+
+        def holds(r: ClauseResult) -> bool:
+            return r.status in (ClauseStatus.PASSED, ClauseStatus.SKIPPED)
+
+        if not all(holds(r) for r in upstream.values() if r.info.mode is not Mode.LIVE):
+            return None
+        live = [r for r in upstream.values() if r.info.mode is Mode.LIVE]
+        if upstream["LIV-01"].status is not ClauseStatus.PASSED or not all(map(holds, live)):
+            return Level.CORE
+        full = all(upstream[c].status is ClauseStatus.PASSED for c in ("LIV-03", "RSP-04", "SO-02"))
+        return Level.FULL if full else Level.LIVE
+
+    def summary(self) -> str:
+        """One line: counts per status and the level reached."""
+        counts = self.counts()
+        parts = [f"{n} {s.value}" for s, n in counts.items() if n]
+        level = self.level.value if self.level else "none"
+        return f"{self.driver_type or '?'}: {', '.join(parts)}; level: {level}"
+
+    def raise_for_violations(self) -> None:
+        """Raise :class:`ConformanceError` listing every failing clause, if any."""
+        if self.failures:
+            raise ConformanceError(self)
+
+
+class ConformanceError(AssertionError):
+    """Raised by :meth:`ConformanceReport.raise_for_violations`."""
+
+    def __init__(self, report: ConformanceReport) -> None:
+        self.report = report
+        body = "\n".join(r.describe() for r in report.failures)
+        super().__init__(f"{len(report.failures)} clause(s) failed\n{body}")
