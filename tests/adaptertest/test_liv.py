@@ -1,0 +1,291 @@
+"""LIV-01..03, the SES-09 live check, the live request and the redacted diagnostic."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from adaptertest._violation import Violation
+from adaptertest.liv import (
+    DEFAULT_LIVE_PROMPT,
+    live_diagnostic,
+    live_request,
+    verify_live_checkpoint,
+    verify_live_output,
+    verify_live_success,
+    verify_session_profile_fingerprint,
+)
+from driver.errors import RunError
+from driver.output import StructuredOutput, StructuredOutputSource
+from driver.run import (
+    Checkpoint,
+    FailureCode,
+    RawStreams,
+    Response,
+    RunFailure,
+    SessionState,
+    TerminalPayload,
+)
+
+
+def clauses(violations: list[Violation]) -> list[str]:
+    return [v.clause for v in violations]
+
+
+def checkpointed(**data: str) -> Response:
+    state = SessionState(resume_id="sess-1", display_id="sess-1", data=data)
+    return Response(output="OK", checkpoint=Checkpoint(state=state, valid=True))
+
+
+# ------------------------------------------------------------------------------------
+# LIV-01
+# ------------------------------------------------------------------------------------
+
+
+def test_clean_run_is_a_success() -> None:
+    assert verify_live_success(Response(output="OK"), None) == []
+
+
+@pytest.mark.parametrize(
+    ("response", "error", "shown"),
+    [
+        (Response(exit_code=1), None, "exit_code=1"),
+        (Response(signal="SIGKILL"), None, "signal set"),
+        (Response(timed_out=True), None, "timed_out=True"),
+        (Response(failure=RunFailure(code=FailureCode.AGENT_ERROR)), None, "agent_error"),
+        (Response(), RuntimeError("transport"), "RuntimeError"),
+        (None, RunError("no response"), "no response"),
+    ],
+    ids=["exit-1", "signal", "timed-out", "agent-error", "run-error", "no-response"],
+)
+def test_unsuccessful_run_is_liv01(
+    response: Response | None, error: BaseException | None, shown: str
+) -> None:
+    [violation] = verify_live_success(response, error)
+    assert violation.clause == "LIV-01"
+    assert shown in violation.message
+
+
+def test_liv01_does_not_echo_the_signal_or_failure_message() -> None:
+    response = Response(signal="SIG-CANARY", failure=RunFailure(message="CANARY"))
+    [violation] = verify_live_success(response, None)
+    assert "CANARY" not in violation.message
+
+
+# ------------------------------------------------------------------------------------
+# LIV-02
+# ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("output", ["", "   \n\t", "ok", "OK.", "Sure: OK", "O K"])
+def test_default_prompt_needs_ok(output: str) -> None:
+    response = Response(output=output)
+    assert clauses(verify_live_output(response, DEFAULT_LIVE_PROMPT, None)) == ["LIV-02"]
+
+
+@pytest.mark.parametrize("output", ["OK", "  OK\n", "\u3000OK\t"])
+def test_default_prompt_answered_passes(output: str) -> None:
+    assert verify_live_output(Response(output=output), DEFAULT_LIVE_PROMPT, None) == []
+
+
+@pytest.mark.parametrize("output", ["", "anything at all", "OK"])
+def test_custom_prompt_without_expectation_has_no_text_check(output: str) -> None:
+    assert verify_live_output(Response(output=output), "Say hello", None) == []
+
+
+def test_custom_prompt_is_compared_byte_for_byte_with_the_default() -> None:
+    # A prompt that only differs in whitespace is a custom prompt: no OK check.
+    assert verify_live_output(Response(output="hi"), DEFAULT_LIVE_PROMPT + " ", None) == []
+
+
+def test_expectation_mismatch_is_liv02() -> None:
+    [violation] = verify_live_output(Response(output="goodbye"), "Say hello", "hello")
+    assert violation.clause == "LIV-02"
+    assert "'goodbye'" in violation.message
+    assert "'hello'" in violation.message
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [("hello", "hello"), (" hello\n", "\thello "), ("", ""), ("  \n", "")],
+)
+def test_expectation_matches_after_trimming(output: str, expected: str) -> None:
+    assert verify_live_output(Response(output=output), "Say hello", expected) == []
+
+
+def test_expectation_overrides_the_default_answer() -> None:
+    assert verify_live_output(Response(output="PONG"), DEFAULT_LIVE_PROMPT, "PONG") == []
+    assert clauses(verify_live_output(Response(output="OK"), DEFAULT_LIVE_PROMPT, "PONG")) == [
+        "LIV-02"
+    ]
+
+
+def test_empty_expectation_rejects_text() -> None:
+    assert clauses(verify_live_output(Response(output="x"), "p", "")) == ["LIV-02"]
+
+
+# ------------------------------------------------------------------------------------
+# LIV-03
+# ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("response", "shown"),
+    [
+        (Response(), "no checkpoint"),
+        (None, "no checkpoint"),
+        (Response(checkpoint=Checkpoint(state=SessionState(resume_id="r"))), "valid=False"),
+        (Response(checkpoint=Checkpoint(valid=True)), "without state"),
+        (Response(checkpoint=Checkpoint(state=SessionState(), valid=True)), "empty resume_id"),
+    ],
+)
+def test_resumable_driver_without_healthy_checkpoint_is_liv03(
+    response: Response | None, shown: str
+) -> None:
+    [violation] = verify_live_checkpoint(True, response)
+    assert violation.clause == "LIV-03"
+    assert shown in violation.message
+
+
+def test_resumable_driver_with_healthy_checkpoint_passes() -> None:
+    assert verify_live_checkpoint(True, checkpointed()) == []
+
+
+def test_non_resumable_driver_needs_no_checkpoint() -> None:
+    assert verify_live_checkpoint(False, Response()) == []
+
+
+# ------------------------------------------------------------------------------------
+# SES-09 and the live request
+# ------------------------------------------------------------------------------------
+
+
+def test_live_request_shape() -> None:
+    config = object()
+    request = live_request(config, "Custom prompt  ", None)
+    assert request.run_id == "adaptertest-live"
+    assert request.prompt == "Custom prompt  "
+    assert request.config is config
+    assert request.streaming is True
+    assert request.metadata == {"adaptertest": "v1"}
+    assert request.profile_payload.fingerprint == "adaptertest-profile-concrete"
+    assert request.profile_payload.session_compatibility_fingerprint == (
+        "adaptertest-profile-session"
+    )
+    assert request.output_schema is None
+    assert request.structured_output_source == ""
+    assert request.workspace.id == ""
+    with_ws = live_request(None, DEFAULT_LIVE_PROMPT, "workspace-dir")
+    assert (with_ws.workspace.id, with_ws.workspace.cwd) == ("adaptertest-ws", "workspace-dir")
+
+
+def test_live_requests_do_not_share_metadata() -> None:
+    first = live_request(None, "p", None)
+    first.metadata["x"] = "y"
+    assert live_request(None, "p", None).metadata == {"adaptertest": "v1"}
+
+
+def test_session_fingerprint_stored_passes() -> None:
+    request = live_request(None, DEFAULT_LIVE_PROMPT, None)
+    response = checkpointed(profile_fingerprint="adaptertest-profile-session")
+    assert verify_session_profile_fingerprint(request, response) == []
+
+
+@pytest.mark.parametrize(
+    ("data", "shown"),
+    [
+        ({}, "has no data"),
+        ({"profile_fingerprint": "adaptertest-profile-concrete"}, "exact profile fingerprint"),
+        ({"profile_fingerprint": "other"}, "'other'"),
+    ],
+)
+def test_wrong_session_fingerprint_is_ses09(data: dict[str, str], shown: str) -> None:
+    request = live_request(None, DEFAULT_LIVE_PROMPT, None)
+    [violation] = verify_session_profile_fingerprint(request, checkpointed(**data))
+    assert violation.clause == "SES-09"
+    assert shown in violation.message
+
+
+def test_ses09_needs_a_valid_checkpoint_with_state() -> None:
+    request = live_request(None, DEFAULT_LIVE_PROMPT, None)
+    invalid = Response(checkpoint=Checkpoint(state=SessionState(resume_id="r"), valid=False))
+    assert verify_session_profile_fingerprint(request, Response()) == []
+    assert verify_session_profile_fingerprint(request, invalid) == []
+
+
+# ------------------------------------------------------------------------------------
+# live_diagnostic
+# ------------------------------------------------------------------------------------
+
+CANARY = "sk-canary-7f3e9b21"
+
+
+def leaky_response() -> Response:
+    return Response(
+        output=f"answer {CANARY}",
+        raw_streams=RawStreams(
+            stdout=f'{{"token":"{CANARY}"}}\n'.encode(),
+            stderr=f"warning {CANARY}\n".encode() + b"\xff",
+            terminal=TerminalPayload(event=f"result-{CANARY}", raw_json=f'{{"t":"{CANARY}"}}'),
+        ),
+        signal=f"SIG{CANARY}",
+        exit_code=3,
+        failure=RunFailure(code=FailureCode.AGENT_ERROR, message=f"failed: {CANARY}"),
+        checkpoint=Checkpoint(state=SessionState(resume_id=CANARY), valid=True),
+        structured_output=StructuredOutput(
+            source=StructuredOutputSource.NATIVE,
+            raw_json=f'{{"ok":"{CANARY}"}}',
+            value={"ok": CANARY},
+            validation_errors=[CANARY],
+        ),
+        summary=CANARY,
+    )
+
+
+@pytest.mark.parametrize("structured", [False, True])
+def test_diagnostic_never_contains_provider_text(structured: bool) -> None:
+    error = RunError(f"run failed: {CANARY}", response=leaky_response())
+    diag = live_diagnostic(leaky_response(), error, structured=structured)
+    text = json.dumps(diag)
+    assert CANARY not in text
+    assert CANARY.upper() not in text.upper()
+
+
+def test_diagnostic_describes_presence_and_integrity() -> None:
+    diag = live_diagnostic(leaky_response(), RunError("x"), structured=True)
+    assert diag["probe"] == "live_structured_output"
+    assert diag["exit"] == 3
+    assert diag["failure"] is True
+    assert diag["raw_present"] is True
+    assert diag["terminal_present"] is True
+    assert diag["terminal_json_valid"] is True
+    assert diag["checkpoint_valid"] is True
+    assert diag["resume_id_present"] is True
+    assert diag["structured_present"] is True
+    assert diag["structured_native"] is True
+    assert diag["probe_value_matches"] is False
+    assert diag["value_present"] is True
+    assert diag["validation_errors"] == 1
+    assert diag["error_type"] == "driver.errors.RunError"
+    stderr = diag["stderr"]
+    assert isinstance(stderr, dict)
+    assert stderr["bytes"] == len(f"warning {CANARY}\n") + 1
+    assert isinstance(stderr["sha256"], str)
+    assert len(stderr["sha256"]) == 64
+
+
+def test_diagnostic_without_response() -> None:
+    diag = live_diagnostic(None, TimeoutError(), structured=False)
+    assert diag == {"probe": "live_run", "response_present": False, "error_type": "TimeoutError"}
+    json.dumps(diag)
+
+
+def test_diagnostic_of_a_bare_response_is_json_ready() -> None:
+    diag = live_diagnostic(Response(), None, structured=True)
+    assert diag["error_type"] == ""
+    assert diag["raw_present"] is False
+    assert diag["terminal_present"] is False
+    assert diag["structured_present"] is False
+    assert "probe_value_matches" not in diag
+    json.dumps(diag)
