@@ -8,6 +8,7 @@ report; :func:`adaptertest.test_driver` asks it for one clause at a time, so
 from __future__ import annotations
 
 import importlib
+import json
 import inspect
 import threading
 import time
@@ -231,10 +232,32 @@ class Suite:
         self.runner.close()
 
     def scrub(self, text: str) -> str:
-        """Remove every secret value from ``text``."""
+        """Remove every secret value from ``text``: whole, escaped, or cut short."""
         for secret in self._secrets:
-            text = text.replace(secret, SECRET_MASK)
+            for form in _spellings(secret):
+                text = text.replace(form, SECRET_MASK)
+                text = _mask_truncated(text, form)
         return text
+
+
+def _spellings(secret: str) -> tuple[str, ...]:
+    """The ways a message may spell ``secret``: as is, or escaped by repr or JSON."""
+    return tuple(dict.fromkeys((secret, repr(secret)[1:-1], json.dumps(secret)[1:-1])))
+
+
+_CUT_MARKERS = ("'...", '"...', "...", "\u2026")
+
+
+def _mask_truncated(text: str, secret: str) -> str:
+    """Mask a leading part of ``secret`` left where a long value was cut off."""
+    if not any(marker in text for marker in _CUT_MARKERS):
+        return text
+    for size in range(len(secret) - 1, 3, -1):
+        head = secret[:size]
+        for marker in _CUT_MARKERS:
+            if head + marker in text:
+                text = text.replace(head + marker, SECRET_MASK + marker)
+    return text
 
 
 def _select(only: Iterable[str] | None) -> set[str]:

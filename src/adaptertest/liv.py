@@ -5,6 +5,11 @@ only be judged on a live checkpoint (``verify_session_profile_fingerprint``) and
 redacted diagnostic (``live_diagnostic``) printed when a live probe fails. Provider
 output may hold secrets, so the diagnostic carries sizes, digests, flags and counts,
 never provider text.
+
+The two live probes live here too (``probe_live_run``, ``probe_live_structured_output``):
+each runs the driver once on its event loop under the live deadline, then judges the
+outcome, the run events, the stream and the response in upstream's order, withholding
+verifier text unless ``Options(show_live_details=True)``.
 """
 
 from __future__ import annotations
@@ -47,14 +52,17 @@ from driver.session import SESSION_PARAM_PROFILE_FINGERPRINT
 
 __all__ = [
     "DEFAULT_LIVE_PROMPT",
+    "FACTS_CLAUSES",
     "LIVE_METADATA",
     "LIVE_PROFILE_FINGERPRINT",
+    "LIVE_REDACTED",
     "LIVE_RUN_ID",
     "LIVE_SESSION_FINGERPRINT",
-    "LIVE_REDACTED",
     "LIVE_WORKSPACE_ID",
     "LiveRun",
     "LiveVerdicts",
+    "changed_fields",
+    "error_type",
     "live_diagnostic",
     "live_request",
     "probe_live_run",
@@ -277,3 +285,438 @@ def live_diagnostic(
     if structured:
         diag.update(_structured_section(response))
     return diag
+
+
+# ------------------------------------------------------------------------------------
+# Running the provider once
+# ------------------------------------------------------------------------------------
+
+LIVE_REDACTED = (
+    "live contract violation (provider-controlled details withheld; rerun with "
+    "Options(show_live_details=True) to see them)"
+)
+"""What a live violation says unless ``Options(show_live_details=True)``: verifier
+messages may quote provider output (ids, text, JSON), and that can hold secrets."""
+
+_GRACE_STEPS = 3
+_GRACE_STEP = 0.01
+_LOOP_SLACK = 1.0
+"""Seconds the bounded loop call adds to the live deadline for sealing and the grace."""
+
+RunCallable = Callable[..., Any]
+
+
+@dataclass
+class LiveRun:
+    """What one ``run`` call did, captured on the driver's loop.
+
+    ``value`` is whatever ``run`` returned (type-checked by the probe), ``error`` what
+    it raised. ``events`` and ``stream`` are the sink's contents taken after the grace
+    period, and ``late`` counts those that arrived after ``run`` returned.
+    """
+
+    value: object = None
+    error: Exception | None = None
+    timed_out: bool = False
+    elapsed: float = 0.0
+    events: list[RunEvent] = field(default_factory=list)
+    stream: list[StreamPayload] = field(default_factory=list)
+    late: int = 0
+
+    @property
+    def response(self) -> Response | None:
+        """The returned response, or the one a ``RunError`` carried."""
+        if isinstance(self.value, Response):
+            return self.value
+        if isinstance(self.error, RunError) and isinstance(self.error.response, Response):
+            return self.error.response
+        return None
+
+    @property
+    def wrong_type(self) -> bool:
+        """``run`` returned in time, without raising, something that is not a Response."""
+        return not self.timed_out and self.error is None and not isinstance(self.value, Response)
+
+    def capture(self, sink: RecordingSink) -> None:
+        """Take the sink's contents (call after :func:`settle`)."""
+        self.events = sink.events
+        self.stream = sink.stream
+        self.late = len(sink.late_emissions)
+
+
+async def run_once(
+    run: RunCallable, request: Request, sink: RecordingSink, timeout: float
+) -> LiveRun:
+    """Call ``run(request, sink)`` within ``timeout`` seconds, then seal the sink.
+
+    A raised exception is data. The deadline passing before ``run`` returned counts as
+    a timeout even when the driver swallowed the cancellation and returned anyway.
+    """
+    result = LiveRun()
+    start = time.perf_counter()
+    with anyio.move_on_after(timeout) as scope:
+        try:
+            value = run(request, sink)
+            if inspect.isawaitable(value):
+                value = await value
+            result.value = value
+        except Exception as exc:  # noqa: BLE001 - the driver's error is judged, not raised
+            result.error = exc
+    sink.seal()
+    result.timed_out = scope.cancel_called
+    result.elapsed = time.perf_counter() - start
+    return result
+
+
+async def settle() -> None:
+    """Give tasks a driver left behind a moment to emit, so late emissions get judged."""
+    for _ in range(_GRACE_STEPS):
+        await anyio.sleep(_GRACE_STEP)
+
+
+def stream_plan(ctx: ProbeContext) -> tuple[bool, StreamCapability | None]:
+    """Whether the rich stream checks apply (the driver implements StreamSupport), and
+    its stream capability from one bounded call (None when that call fails)."""
+    if not implements(ctx.driver, StreamSupport):
+        return False, None
+    method = ctx.method("stream_capability")
+    if method is None:
+        return True, None
+    outcome = ctx.attempt(method, awaitable=False)
+    if outcome.ok and isinstance(outcome.value, StreamCapability):
+        return True, outcome.value
+    return True, None
+
+
+def error_type(error: BaseException) -> str:
+    """The qualified type name of ``error``: safe to print, unlike its message."""
+    return _error_type(error) or type(error).__qualname__
+
+
+def changed_fields(request: Request, pristine: Request) -> list[str]:
+    """Top-level fields of ``request`` that differ from the copy that was never sent."""
+    changed: list[str] = []
+    for name in type(request).model_fields:
+        try:
+            same = bool(getattr(request, name) == getattr(pristine, name))
+        except Exception:  # noqa: BLE001 - a config with a raising __eq__ counts as kept
+            same = True
+        if not same:
+            changed.append(name)
+    return changed
+
+
+class LiveVerdicts:
+    """Records a live probe's verdicts without leaking provider-controlled text.
+
+    Verifier messages may quote provider output, so unless ``show_live_details`` each
+    becomes :data:`LIVE_REDACTED` (its clause kept, repeats folded). Messages the suite
+    writes itself (a hang, a wrong return type) quote nothing and stay as they are.
+    With ``into`` set, every verdict becomes a violation of that clause, prefixed with
+    ``label`` and the inner clause (CON-01). :meth:`finish` adds the redacted
+    diagnostic once anything failed.
+    """
+
+    def __init__(
+        self, ctx: ProbeContext, *, structured: bool, into: str | None = None, label: str = ""
+    ) -> None:
+        self.ctx = ctx
+        self.structured = structured
+        self.show = ctx.options.show_live_details
+        self.into = into
+        self.label = label
+        self.failed = False
+        self.run: LiveRun | None = None
+        self._seen: set[tuple[str, str]] = set()
+
+    def shown(self, violation: Violation) -> str:
+        """The text a verifier violation is reported with."""
+        return violation.message if self.show else LIVE_REDACTED
+
+    def fail(self, clause: str, message: str) -> None:
+        """Record a violation whose ``message`` is safe to print as it is."""
+        self.failed = True
+        if (clause, message) in self._seen:
+            return
+        self._seen.add((clause, message))
+        if self.into is None:
+            self.ctx.fail(clause, message)
+        else:
+            self.ctx.fail(self.into, f"{self.label}: {clause}: {message}")
+
+    def report(self, violations: Iterable[Violation], *, judge: Sequence[str] = ()) -> None:
+        """Judge ``judge`` and record a verifier's violations, redacted."""
+        if self.into is None:
+            self.ctx.judge(*judge)
+        for violation in violations:
+            self.fail(violation.clause, self.shown(violation))
+
+    def stop(self, clause: str, message: str) -> NoReturn:
+        """Record a violation and end the probe (only without ``into``)."""
+        self.failed = True
+        self._seen.add((clause, message))
+        self.ctx.fatal(clause, message)
+
+    def finish(self) -> None:
+        """Add the redacted diagnostic if anything failed."""
+        if not self.failed:
+            return
+        run = self.run
+        diagnostic = live_diagnostic(
+            None if run is None else run.response,
+            None if run is None else run.error,
+            structured=self.structured,
+        )
+        where = f" ({self.label})" if self.label else ""
+        self.ctx.note(f"live diagnostic{where}: {json.dumps(diagnostic, sort_keys=True)}")
+
+
+# ------------------------------------------------------------------------------------
+# The live_run and live_structured_output probes
+# ------------------------------------------------------------------------------------
+
+_OUTCOME_CLAUSES = ("TRN-01", "TRN-02", "TRN-03", "TRN-04", "RSP-01", "RSP-02", "RSP-03", "RSP-05")
+_RUN_EVENT_CLAUSES = ("RUN-01", "RUN-02", "RUN-03", "TRN-01", "TRN-02", "TRN-03", "TRN-04")
+FACTS_CLAUSES = ("EVT-09", "EVT-10", "EVT-14", "OBS-02", "OBS-03", "OBS-04", "OBS-05", "OBS-06")
+"""What the facts-only stream verifier judges."""
+_RICH_ONLY = (
+    "EVT-01", "EVT-02", "EVT-03", "EVT-04", "EVT-05", "EVT-06", "EVT-07", "EVT-08",
+    "EVT-11", "EVT-13",
+)  # fmt: skip
+_NO_STREAM_SUPPORT = (
+    "the driver does not implement driver.StreamSupport, so its stream gets only the "
+    "facts-only checks (EVT-09, EVT-10, EVT-14, OBS-02..06)"
+)
+
+
+def _clauses_of(probe: str) -> tuple[str, ...]:
+    return tuple(c.id for c in CLAUSES if probe in c.probes)
+
+
+def _has_checkpoint_state(response: Response) -> bool:
+    checkpoint = response.checkpoint
+    return checkpoint is not None and checkpoint.valid and checkpoint.state is not None
+
+
+def _execute(
+    ctx: ProbeContext, verdicts: LiveVerdicts, request: Request, pristine: Request
+) -> LiveRun:
+    """Run the driver once on its loop; a hang or a wrong return type ends the probe."""
+    run = ctx.method("run")
+    if run is None:
+        verdicts.stop("LIV-01", f"{type(ctx.driver).__qualname__} has no callable run() method")
+    timeout = ctx.options.live_run_timeout
+    sink = RecordingSink()
+
+    async def live() -> LiveRun:
+        result = await run_once(run, request, sink, timeout)
+        await settle()
+        result.capture(sink)
+        return result
+
+    outcome = ctx.runner.run_async(live, timeout=timeout + _LOOP_SLACK)
+    if outcome.timed_out:
+        verdicts.stop("LIV-01", describe_hang("run()", outcome, timeout))
+    if outcome.error is not None:
+        verdicts.stop("LIV-01", f"run() raised {error_type(outcome.error)}")
+    result: LiveRun = outcome.value
+    verdicts.run = result
+    _notes(ctx, result, request, pristine)
+    if result.timed_out:
+        verdicts.stop("LIV-01", f"run() did not return within {timeout:g} s")
+    if result.wrong_type:
+        verdicts.stop(
+            "LIV-01",
+            f"run() returned {type(result.value).__qualname__}, expected driver.Response",
+        )
+    return result
+
+
+def _notes(ctx: ProbeContext, result: LiveRun, request: Request, pristine: Request) -> None:
+    if result.late:
+        ctx.note(
+            f"{result.late} emission(s) reached the sink after run() returned; they are "
+            "judged with the rest of the run (EVT-02, RUN-04)"
+        )
+    changed = changed_fields(request, pristine)
+    if changed:
+        ctx.note(
+            f"run() changed the Request it was given ({', '.join(changed)}); every check "
+            "compares against the request as it was sent"
+        )
+    error = result.error
+    if isinstance(error, RunError) and error.response is not None and result.response is None:
+        ctx.note(
+            f"RunError.response is a {type(error.response).__qualname__}, not a "
+            "driver.Response; it was ignored"
+        )
+    if error is not None and ctx.options.show_live_details:
+        text = str(error).strip().splitlines()
+        ctx.note(f"run() raised {error_type(error)}" + (f": {text[0][:300]}" if text else ""))
+
+
+def _judge_success(ctx: ProbeContext, verdicts: LiveVerdicts, result: LiveRun) -> Response:
+    """verify_outcome, LIV-01 (the probe stops on failure), LIV-03, RSP-04."""
+    response, error = result.response, result.error
+    if response is not None:
+        verdicts.report(verify_outcome(response, error), judge=_OUTCOME_CLAUSES)
+    success = verify_live_success(response, error)
+    if success or response is None:
+        verdicts.stop("LIV-01", verdicts.shown(success[0]) if success else "no response")
+    ctx.judge("LIV-01")
+    resumable = ctx.descriptor.sessions.supports_resume
+    verdicts.report(verify_live_checkpoint(resumable, response), judge=("LIV-03",))
+    _judge_checkpoint_codec(ctx, verdicts, response)
+    return response
+
+
+def _judge_checkpoint_codec(ctx: ProbeContext, verdicts: LiveVerdicts, response: Response) -> None:
+    if not _has_checkpoint_state(response):
+        ctx.skip(
+            ("RSP-04",),
+            "the live run returned no valid checkpoint with state, so nothing goes through "
+            "the codec",
+        )
+        return
+    outcome = ctx.attempt(verify_checkpoint_codec, ctx.driver, response, awaitable=False)
+    if outcome.timed_out:
+        verdicts.fail(
+            "RSP-04",
+            describe_hang("the checkpoint codec round trip", outcome, ctx.options.probe_timeout),
+        )
+    elif outcome.error is not None:
+        verdicts.fail(
+            "RSP-04", f"the checkpoint codec round trip raised {error_type(outcome.error)}"
+        )
+    else:
+        verdicts.report(outcome.value)
+    ctx.judge("RSP-04")
+
+
+def _judge_stream(ctx: ProbeContext, verdicts: LiveVerdicts, stream: list[StreamPayload]) -> None:
+    rich, capability = stream_plan(ctx)
+    if not rich:
+        verdicts.report(verify_observation_sequence(stream), judge=FACTS_CLAUSES)
+        ctx.skip((*_RICH_ONLY, "EVT-12"), _NO_STREAM_SUPPORT)
+        return
+    verdicts.report(verify_stream_sequence(stream), judge=(*_RICH_ONLY, *FACTS_CLAUSES))
+    if capability is None:
+        ctx.skip(
+            ("EVT-12",),
+            "stream_capability() did not return a StreamCapability (see CAP-10), so its "
+            "negatives cannot be checked",
+        )
+    else:
+        verdicts.report(verify_stream_capability(capability, stream), judge=("EVT-12",))
+
+
+def probe_live_run(ctx: ProbeContext) -> None:
+    """Run the provider once with the live request and judge everything it produced.
+
+    Order as upstream: outcome legality, LIV-01 (stop on failure), LIV-03, RSP-04, run
+    events, the stream (rich with StreamSupport, else facts only), OBS-01, RUN-04,
+    LIV-02, SES-09.
+    """
+    options = ctx.options
+    if not options.live_enabled:
+        ctx.skip(_clauses_of("live_run"), options.live_skip_reason)
+        return
+    request = live_request(options.config, options.live_prompt, options.workspace)
+    # Built apart from ``request`` (only the caller's config object is shared), so a
+    # driver that mutates what it was given cannot change what the checks compare with.
+    pristine = live_request(options.config, options.live_prompt, options.workspace)
+    verdicts = LiveVerdicts(ctx, structured=False)
+    try:
+        result = _execute(ctx, verdicts, request, pristine)
+        response = _judge_success(ctx, verdicts, result)
+        verdicts.report(verify_run_events(result.events), judge=_RUN_EVENT_CLAUSES)
+        _judge_stream(ctx, verdicts, result.stream)
+        support = ctx.descriptor.observation.streaming
+        verdicts.report(verify_observation_support(support, result.stream), judge=("OBS-01",))
+        verdicts.report(
+            verify_transcript_mirror(result.events, response.transcript), judge=("RUN-04",)
+        )
+        if options.live_expected_output is None and pristine.prompt != DEFAULT_LIVE_PROMPT:
+            ctx.skip(
+                ("LIV-02",),
+                "a custom live_prompt has no known answer: pass "
+                "Options(live_expected_output=...) to check the output",
+            )
+        else:
+            verdicts.report(
+                verify_live_output(response, pristine.prompt, options.live_expected_output),
+                judge=("LIV-02",),
+            )
+        if _has_checkpoint_state(response):
+            verdicts.report(
+                verify_session_profile_fingerprint(pristine, response), judge=("SES-09",)
+            )
+        else:
+            ctx.skip(
+                ("SES-09",),
+                "the live run returned no valid checkpoint with state, so it stored no "
+                "profile fingerprint",
+            )
+    finally:
+        verdicts.finish()
+
+
+def _structured_overreach(request: Request) -> list[str]:
+    """What the structured request would ask beyond native output on a batch run."""
+    out: list[str] = []
+    if request.streaming:
+        out.append("streaming=True")
+    if request.structured_output_source != StructuredOutputSource.NATIVE:
+        out.append(f"structured_output_source={str(request.structured_output_source)!r}")
+    schema = request.output_schema
+    if schema is None or schema.format != OutputFormat.JSON_SCHEMA:
+        out.append("no json_schema output_schema")
+    return out
+
+
+def probe_live_structured_output(ctx: ProbeContext) -> None:
+    """Run the native structured-output request once (batch transport) and judge it.
+
+    SO-03: it runs only on a declared native mechanism that works with ``run``, and
+    its request asks for nothing else. Then LIV-01 (stop on failure), LIV-03, RSP-*,
+    the facts-only stream checks, OBS-01 against the batch support, and SO-02.
+    """
+    options = ctx.options
+    clauses = _clauses_of("live_structured_output")
+    if not options.live_enabled:
+        ctx.skip(clauses, options.live_skip_reason)
+        return
+    if not options.live_structured_output:
+        ctx.skip(
+            clauses,
+            "the native structured-output probe is off: pass "
+            "Options(live_structured_output=True) (with live_run=True) to run it",
+        )
+        return
+    plan = structured_probe_plan(ctx.descriptor)
+    if plan is not None:
+        ctx.judge("SO-03")  # nothing undeclared is sent: the probe does not run
+        ctx.skip([c for c in clauses if c != "SO-03"], f"SO-03: {plan}")
+        return
+    request = structured_request(options.config, options.workspace)
+    pristine = structured_request(options.config, options.workspace)
+    overreach = _structured_overreach(pristine)
+    if overreach:
+        ctx.fatal(
+            "SO-03",
+            f"the structured probe's request would send {', '.join(overreach)} "
+            "(a suite defect: please report it)",
+        )
+    ctx.judge("SO-03")
+    verdicts = LiveVerdicts(ctx, structured=True)
+    try:
+        result = _execute(ctx, verdicts, request, pristine)
+        response = _judge_success(ctx, verdicts, result)
+        verdicts.report(verify_observation_sequence(result.stream), judge=FACTS_CLAUSES)
+        support = ctx.descriptor.observation.batch
+        verdicts.report(verify_observation_support(support, result.stream), judge=("OBS-01",))
+        verdicts.report(
+            verify_structured_output_value(response.structured_output), judge=("SO-02",)
+        )
+    finally:
+        verdicts.finish()

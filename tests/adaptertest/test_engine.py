@@ -122,3 +122,16 @@ def test_xpassed_fails_the_run() -> None:
     assert not report.ok
     with pytest.raises(AssertionError, match="1 clause"):
         report.raise_for_violations()
+
+
+def test_scrub_masks_whole_escaped_and_cut_secrets() -> None:
+    from adaptertest._suite import SECRET_MASK, Suite
+    from referencedriver import new_reference_driver
+
+    secret = "tok'en-0123456789-abcdef"
+    suite = Suite(new_reference_driver, Options(secrets=(secret,)))
+    assert suite.scrub(f"x {secret} y") == f"x {SECRET_MASK} y"
+    assert secret not in suite.scrub(f"shown {secret!r}")
+    cut = repr(f"prefix {secret}")[:15] + "... (40 chars)"
+    assert secret[:6] not in suite.scrub(cut)
+    suite.close()

@@ -1,4 +1,8 @@
-"""test_driver as a third-party test file uses it: items, selection, skips, failures."""
+"""test_driver as a third-party test file uses it: items, selection, skips, failures.
+
+Each test runs pytest in a subprocess on a user-style test file, as a driver
+author's CI would.
+"""
 
 from __future__ import annotations
 
@@ -25,8 +29,12 @@ from adaptertest import Options
 from driver import SessionState
 from referencedriver import ReferenceConfig, new_reference_driver
 
-TestReference = adaptertest.test_driver(
-    new_reference_driver, Options({HERMETIC_OPTIONS}    backend=BACKEND,
+TestOnAsyncio = adaptertest.test_driver(
+    new_reference_driver, Options({HERMETIC_OPTIONS}    backend="asyncio",
+    )
+)
+TestOnTrio = adaptertest.test_driver(
+    new_reference_driver, Options({HERMETIC_OPTIONS}    backend="trio",
     )
 )
 """
@@ -35,66 +43,33 @@ HERMETIC = [c.id for c in CLAUSES if c.mode is not Mode.LIVE]
 LIVE = [c.id for c in CLAUSES if c.mode is Mode.LIVE]
 
 
-@pytest.fixture(params=["asyncio", "trio"])
-def user_file(request: pytest.FixtureRequest, pytester: pytest.Pytester) -> pytest.Pytester:
-    pytester.makepyfile(test_user=USER_FILE.replace("BACKEND", repr(request.param)))
-    return pytester
-
-
-def test_one_item_per_clause(user_file: pytest.Pytester) -> None:
-    result = user_file.runpytest("-rs", "-p", "no:cacheprovider")
-    outcomes = result.parseoutcomes()
-    assert outcomes.get("passed") == len(HERMETIC)
-    assert outcomes.get("skipped") == len(LIVE)
-    assert "failed" not in outcomes
+def test_one_item_per_clause_on_both_backends(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_user=USER_FILE)
+    result = pytester.runpytest_subprocess("-rs", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2 * len(HERMETIC), skipped=2 * len(LIVE))
     result.stdout.fnmatch_lines(["*EVT-01 skipped: live probes are off*"])
 
 
-def test_k_selects_one_clause(user_file: pytest.Pytester) -> None:
-    result = user_file.runpytest("-k", "CAP-08", "-v", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=1, deselected=len(CLAUSES) - 1)
-    result.stdout.fnmatch_lines(["*TestReference::test_clause?CAP-08? PASSED*"])
+def test_k_selects_one_clause_under_strict_markers(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_user=USER_FILE)
+    result = pytester.runpytest_subprocess(
+        "--strict-markers", "-k", "TestOnTrio and CAP-08", "-v", "-p", "no:cacheprovider"
+    )
+    result.assert_outcomes(passed=1, deselected=2 * len(CLAUSES) - 1)
+    result.stdout.fnmatch_lines(["*TestOnTrio::test_clause?CAP-08? PASSED*"])
 
 
-def test_strict_markers_accept_the_kit_marker(user_file: pytest.Pytester) -> None:
-    result = user_file.runpytest("--strict-markers", "-k", "DRV", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=3, deselected=len(CLAUSES) - 3)
-
-
-def test_a_broken_driver_fails_exactly_its_clause(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(
-        test_broken="""
+MIXED_FILE = """
 import adaptertest
 from adaptertest import Options
 from driver import Descriptor
-from referencedriver import ReferenceDriver, ReferenceConfig
+from referencedriver import ReferenceConfig, ReferenceDriver, new_reference_driver
 
 class Nameless(ReferenceDriver):
     def descriptor(self) -> Descriptor:
         return super().descriptor().model_copy(update={"display_name": ""})
 
 TestNameless = adaptertest.test_driver(lambda: Nameless(ReferenceConfig()), Options())
-"""
-    )
-    result = pytester.runpytest("-k", "DRV", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=2, failed=1, deselected=len(CLAUSES) - 3)
-    result.stdout.fnmatch_lines(
-        ["*test_clause?DRV-01? - DRV-01: *display_name*", "*rerun alone: pytest -k DRV-01*"]
-    )
-
-
-def test_known_failure_is_xfail_and_stale_entry_fails(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(
-        test_known="""
-import adaptertest
-from adaptertest import Options
-from driver import Descriptor
-from referencedriver import ReferenceDriver, ReferenceConfig, new_reference_driver
-
-class Nameless(ReferenceDriver):
-    def descriptor(self) -> Descriptor:
-        return super().descriptor().model_copy(update={"display_name": ""})
-
 TestKnown = adaptertest.test_driver(
     lambda: Nameless(ReferenceConfig()),
     Options(known_failures={"DRV-01": "display name arrives in v2"}),
@@ -102,26 +77,33 @@ TestKnown = adaptertest.test_driver(
 TestStale = adaptertest.test_driver(
     new_reference_driver, Options(known_failures={"DRV-01": "was broken once"})
 )
-"""
-    )
-    result = pytester.runpytest("-k", "DRV-01", "-rxX", "-p", "no:cacheprovider")
-    result.assert_outcomes(xfailed=1, failed=1, deselected=2 * (len(CLAUSES) - 1))
-    result.stdout.fnmatch_lines(["*XPASS(strict)*DRV-01 known failure: was broken once*"])
-
-
-def test_two_drivers_in_one_module_do_not_interfere(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(
-        test_two="""
-import adaptertest
-from adaptertest import Options
-from referencedriver import ReferenceConfig, new_reference_driver
-
-TestA = adaptertest.test_driver(new_reference_driver, Options())
-TestB = adaptertest.test_driver(
+TestOther = adaptertest.test_driver(
     lambda: new_reference_driver(ReferenceConfig(model="other-1")),
     Options(expected_detected_model="other-1"),
 )
 """
+
+
+def test_failures_known_failures_and_independent_classes(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_mixed=MIXED_FILE)
+    result = pytester.runpytest_subprocess(
+        "-k", "DRV or CAP-05", "-v", "-rxX", "-p", "no:cacheprovider"
     )
-    result = pytester.runpytest("-k", "CAP-05 or DRV", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=8, deselected=2 * (len(CLAUSES) - 4))
+    result.stdout.fnmatch_lines_random(
+        [
+            # A broken driver fails exactly its clause, with the rule and a rerun hint.
+            "*TestNameless::test_clause?DRV-01? FAILED*",
+            "*TestNameless::test_clause?DRV-02? PASSED*",
+            "DRV-01: descriptor().display_name is empty",
+            "  rule: *display_name are non-empty.",
+            "  rerun alone: pytest -k DRV-01*",
+            # A listed known failure is an xfail; a stale entry fails the run.
+            "*TestKnown::test_clause?DRV-01? XFAIL*",
+            "*TestStale::test_clause?DRV-01? FAILED*",
+            "*XPASS(strict)*DRV-01 known failure: was broken once*",
+            # Two drivers in one module keep their own options and instances.
+            "*TestOther::test_clause?CAP-05? PASSED*",
+            "*TestStale::test_clause?CAP-05? PASSED*",
+        ]
+    )
+    result.assert_outcomes(passed=13, failed=2, xfailed=1, deselected=4 * (len(CLAUSES) - 4))

@@ -1,0 +1,156 @@
+"""CON family (Python extension): one driver instance serves concurrent runs (CON-01).
+
+A Go driver's ``Run`` gets its request by value and usually keeps per-run state on the
+stack; a Python driver is an object, and per-run state kept on ``self`` (a transcript
+list, a message counter, the current run id) leaks between overlapping runs. The
+probe starts N runs of the same instance at once, each with its own sink and run id,
+judges each one as ``live_run`` would, and looks for payloads that reached the wrong
+run. Every problem is a CON-01 violation naming the run and the inner clause.
+"""
+
+from __future__ import annotations
+
+import anyio
+
+from adaptertest._calls import describe_hang
+from adaptertest._probe import ProbeContext
+from adaptertest.evt import verify_stream_capability, verify_stream_sequence
+from adaptertest.liv import (
+    LiveRun,
+    LiveVerdicts,
+    changed_fields,
+    error_type,
+    live_request,
+    run_once,
+    settle,
+    stream_plan,
+    verify_live_success,
+)
+from adaptertest.obs import verify_observation_sequence
+from adaptertest.options import Options
+from adaptertest.rsp import verify_outcome
+from adaptertest.run import verify_run_events, verify_transcript_mirror
+from adaptertest.sink import RecordingSink
+from driver.descriptor import StreamCapability
+from driver.run import Request
+
+__all__ = ["CONCURRENT_RUN_ID_PREFIX", "concurrent_request", "probe_concurrent_runs"]
+
+CONCURRENT_RUN_ID_PREFIX = "adaptertest-concurrent-"
+"""Run ``i`` (counted from 1) gets the run id ``adaptertest-concurrent-<i>``."""
+
+_LOOP_SLACK = 1.0
+
+
+def concurrent_request(options: Options, index: int) -> Request:
+    """The live request with run id ``adaptertest-concurrent-<index>``."""
+    request = live_request(options.config, options.live_prompt, options.workspace)
+    request.run_id = f"{CONCURRENT_RUN_ID_PREFIX}{index}"
+    return request
+
+
+def probe_concurrent_runs(ctx: ProbeContext) -> None:
+    """Start ``Options.concurrent_runs`` runs of one driver instance in one task group."""
+    options = ctx.options
+    if options.concurrent_runs <= 0:
+        ctx.skip(
+            ("CON-01",),
+            "concurrent runs are off: pass Options(concurrent_runs=N) to start N runs on one "
+            "driver instance at once",
+        )
+        return
+    if options.skip_live_run is not None:
+        ctx.skip(("CON-01",), options.live_skip_reason)
+        return
+    run = ctx.method("run")
+    if run is None:
+        ctx.fatal("CON-01", f"{type(ctx.driver).__qualname__} has no callable run() method")
+    indices = range(1, options.concurrent_runs + 1)
+    requests = {i: concurrent_request(options, i) for i in indices}
+    pristine = {i: concurrent_request(options, i) for i in indices}
+    sinks = {i: RecordingSink() for i in indices}
+    timeout = options.live_run_timeout
+
+    async def together() -> dict[int, LiveRun]:
+        results: dict[int, LiveRun] = {}
+
+        async def one(i: int) -> None:
+            results[i] = await run_once(run, requests[i], sinks[i], timeout)
+
+        async with anyio.create_task_group() as group:
+            for i in indices:
+                group.start_soon(one, i)
+        await settle()
+        for i, result in results.items():
+            result.capture(sinks[i])
+        return results
+
+    outcome = ctx.runner.run_async(together, timeout=timeout + _LOOP_SLACK)
+    label = f"{len(indices)} concurrent run() calls"
+    if outcome.timed_out:
+        ctx.fatal("CON-01", describe_hang(label, outcome, timeout))
+    if outcome.error is not None:
+        ctx.fatal("CON-01", f"{label} raised {error_type(outcome.error)}")
+    results: dict[int, LiveRun] = outcome.value
+    rich, capability = stream_plan(ctx)
+    owners = {pristine[i].run_id: i for i in indices}
+    for i in indices:
+        verdicts = LiveVerdicts(ctx, structured=False, into="CON-01", label=f"run {i}")
+        verdicts.run = results[i]
+        _judge_run(ctx, verdicts, results[i], requests[i], pristine[i], owners, rich, capability)
+        verdicts.finish()
+    ctx.judge("CON-01")
+
+
+def _judge_run(
+    ctx: ProbeContext,
+    verdicts: LiveVerdicts,
+    result: LiveRun,
+    request: Request,
+    pristine: Request,
+    owners: dict[str, int],
+    rich: bool,
+    capability: StreamCapability | None,
+) -> None:
+    """The live_run checks for one run (minus LIV-02/03, RSP-04, SES-09), plus crosstalk."""
+    timeout = ctx.options.live_run_timeout
+    changed = changed_fields(request, pristine)
+    if changed:
+        ctx.note(f"{verdicts.label}: run() changed the Request it was given ({', '.join(changed)})")
+    if result.late:
+        ctx.note(f"{verdicts.label}: {result.late} emission(s) arrived after run() returned")
+    if result.timed_out:
+        verdicts.fail("LIV-01", f"run() did not return within {timeout:g} s")
+        return
+    if result.wrong_type:
+        verdicts.fail(
+            "LIV-01", f"run() returned {type(result.value).__qualname__}, expected driver.Response"
+        )
+        return
+    _crosstalk(verdicts, result, pristine.run_id, owners)
+    response, error = result.response, result.error
+    if response is not None:
+        verdicts.report(verify_outcome(response, error))
+    success = verify_live_success(response, error)
+    if success or response is None:
+        verdicts.report(success)
+        return
+    verdicts.report(verify_run_events(result.events))
+    if rich:
+        verdicts.report(verify_stream_sequence(result.stream))
+        if capability is not None:
+            verdicts.report(verify_stream_capability(capability, result.stream))
+    else:
+        verdicts.report(verify_observation_sequence(result.stream))
+    verdicts.report(verify_transcript_mirror(result.events, response.transcript))
+
+
+def _crosstalk(verdicts: LiveVerdicts, result: LiveRun, own: str, owners: dict[str, int]) -> None:
+    """Payloads stamped with another run's id reached this run's sink."""
+    for index, payload in enumerate(result.stream):
+        owner = owners.get(payload.run_id)
+        if payload.run_id != own and owner is not None:
+            # The run ids are the suite's own strings, so this message needs no redaction.
+            verdicts.fail(
+                "crosstalk", f"payload {index} carries run_id {payload.run_id!r} of run {owner}"
+            )
