@@ -8,8 +8,8 @@ report; :func:`adaptertest.test_driver` asks it for one clause at a time, so
 from __future__ import annotations
 
 import importlib
-import json
 import inspect
+import json
 import threading
 import time
 from collections.abc import Callable, Iterable
