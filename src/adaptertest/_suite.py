@@ -118,6 +118,11 @@ class Suite:
         else:
             self._descriptor = got.value
 
+    @property
+    def driver_type(self) -> str:
+        """The descriptor's type once set up, with secrets masked; "" before or on failure."""
+        return self.scrub(self._descriptor.type) if self._descriptor is not None else ""
+
     # -- probes ---------------------------------------------------------------------------
 
     def run_probe(self, name: str) -> tuple[ProbeRecord, float]:
@@ -221,9 +226,8 @@ class Suite:
             results = tuple(self.clause_result(c.id) for c in CLAUSES if c.id in wanted)
         finally:
             self.close()
-        driver_type = self._descriptor.type if self._descriptor is not None else ""
         return ConformanceReport(
-            driver_type=self.scrub(driver_type),
+            driver_type=self.driver_type,
             results=results,
             duration=time.perf_counter() - start,
         )

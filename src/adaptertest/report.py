@@ -107,9 +107,9 @@ class ConformanceReport:
     @property
     def level(self) -> Level | None:
         """The highest conformance level met, judged on upstream's clauses only."""
-        upstream = {r.clause: r for r in self.results if not r.info.extension}
-        if len(upstream) != sum(1 for c in CLAUSES if not c.extension):
+        if not self.complete:
             return None  # a partial run (only=...) proves no level
+        upstream = {r.clause: r for r in self.results if not r.info.extension}
 
         def holds(r: ClauseResult) -> bool:
             return r.status in (ClauseStatus.PASSED, ClauseStatus.SKIPPED)
@@ -122,12 +122,30 @@ class ConformanceReport:
         full = all(upstream[c].status is ClauseStatus.PASSED for c in ("LIV-03", "RSP-04", "SO-02"))
         return Level.FULL if full else Level.LIVE
 
+    @property
+    def complete(self) -> bool:
+        """Whether every upstream clause was judged: only then can a level be met."""
+        ran = {r.clause for r in self.results}
+        return all(c.id in ran for c in CLAUSES if not c.extension)
+
     def summary(self) -> str:
-        """One line: counts per status and the level reached."""
-        counts = self.counts()
-        parts = [f"{n} {s.value}" for s, n in counts.items() if n]
-        level = self.level.value if self.level else "none"
-        return f"{self.driver_type or '?'}: {', '.join(parts)}; level: {level}"
+        """Counts per status, the level, and the failing clauses, on one line.
+
+        ``"40 passed, 26 skipped; level: core"``; a partial run says why it has no level.
+        """
+        counts = ", ".join(f"{n} {s.value}" for s, n in self.counts().items() if n)
+        level = self.level
+        if level is not None:
+            level_text = level.value
+        elif not self.complete:
+            ran = sum(1 for r in self.results if not r.info.extension)
+            upstream = sum(1 for c in CLAUSES if not c.extension)
+            level_text = f"none (partial run: {ran} of {upstream} clauses)"
+        else:
+            level_text = "none (not every hermetic clause holds)"
+        failing = ", ".join(r.clause for r in self.failures)
+        text = f"{counts or 'no clauses'}; level: {level_text}"
+        return text + (f"; failing: {failing}" if failing else "")
 
     def raise_for_violations(self) -> None:
         """Raise :class:`ConformanceError` listing every failing clause, if any."""

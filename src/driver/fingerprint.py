@@ -165,7 +165,7 @@ def _dataclass_hints(cls: type) -> dict[str, object]:
     """Resolved field annotations of a dataclass; empty if they cannot be resolved."""
     try:
         return dict(typing.get_type_hints(cls, include_extras=True))
-    except Exception:
+    except Exception:  # noqa: BLE001 - annotations may fail to resolve in many ways
         # Unresolvable string annotations only cost the None-as-empty rule.
         return {}
 

@@ -272,7 +272,7 @@ def implements(obj: object, protocol: type) -> bool:
     for name in _protocol_members(protocol):
         try:
             attribute = getattr(obj, name)
-        except Exception:
+        except Exception:  # noqa: BLE001 - a failing property provides nothing
             # A missing attribute, or a property that fails, provides nothing.
             return False
         if attribute is None or not callable(attribute):

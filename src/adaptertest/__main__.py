@@ -1,0 +1,26 @@
+"""``python -m adaptertest`` and the ``adaptertest`` console script.
+
+``replay`` is dispatched before anything heavy is imported: it stands in for an agent
+CLI and starts once per driver run, so it must start fast.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one ``adaptertest`` command; returns the exit status."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["replay"]:
+        from adaptertest.replay import main as replay_main
+
+        return replay_main(args[1:])
+    from adaptertest.cli import main as cli_main
+
+    return cli_main(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,353 @@
+"""The ``adaptertest`` command line: check a driver, list the clauses, replay a transcript.
+
+Exit status of ``check``: 0 when no clause fails, 1 when one does (a failed clause, or a
+known failure that passes now), 2 when the command line cannot be run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import importlib.util
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from adaptertest import __version__, replay
+from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES, FAMILIES
+from adaptertest.options import Options
+from adaptertest.report import ClauseResult, ClauseStatus, ConformanceReport
+from adaptertest.report_json import dumps, report_to_json
+
+PROG = "adaptertest"
+
+STATUS_STYLE: dict[ClauseStatus, str] = {
+    ClauseStatus.PASSED: "green",
+    ClauseStatus.FAILED: "bold red",
+    ClauseStatus.SKIPPED: "yellow",
+    ClauseStatus.XFAILED: "magenta",
+    ClauseStatus.XPASSED: "bold red",
+}
+
+
+class UsageError(Exception):
+    """A command line that cannot be run (exit status 2)."""
+
+
+# -- parser ----------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="Driver conformance kit: check a driver against every clause."
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    check = commands.add_parser(
+        "check",
+        help="run the suite against a driver factory",
+        description="Run the suite against the drivers FACTORY makes and print one row per "
+        "clause. Exit status: 0 ok, 1 a clause fails, 2 bad command line.",
+    )
+    check.add_argument(
+        "target",
+        metavar="MODULE:FACTORY",
+        help="importable module and a callable in it that returns a new driver, "
+        "e.g. referencedriver:new_reference_driver (the current directory is importable)",
+    )
+    check.add_argument(
+        "--config",
+        metavar="JSON",
+        help="Options(config=...) as JSON text, or @FILE: a dict unless --config-class is given",
+    )
+    check.add_argument(
+        "--config-class",
+        metavar="MODULE:CLASS",
+        help="build the config with CLASS (pydantic model_validate, else CLASS(**json))",
+    )
+    check.add_argument(
+        "--live", action="store_true", help="run the provider once: judges the live clauses"
+    )
+    check.add_argument(
+        "--structured",
+        action="store_true",
+        help="with --live: also run the native structured-output probe",
+    )
+    check.add_argument(
+        "--concurrent",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --live: N concurrent runs on one instance (CON-01)",
+    )
+    check.add_argument(
+        "--clause",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="judge only this clause or family (SES-04, SES); repeat or comma-separate",
+    )
+    check.add_argument("--report", type=Path, metavar="FILE", help="write the JSON report here")
+    check.add_argument("--format", choices=("table", "json"), default="table", help="stdout format")
+    check.add_argument("--backend", choices=("asyncio", "trio"), default=None, help="anyio backend")
+    check.add_argument(
+        "--probe-timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="seconds each hermetic driver call may take (default: 30)",
+    )
+    check.add_argument(
+        "--show-live-details",
+        action="store_true",
+        help="show provider text in live failures (withheld by default)",
+    )
+
+    clauses = commands.add_parser(
+        "clauses", help="print the clause catalogue", description="Print the clause catalogue."
+    )
+    clauses.add_argument(
+        "--format", choices=("table", "markdown", "json"), default="table", help="output format"
+    )
+
+    replay.add_arguments(
+        commands.add_parser(
+            "replay",
+            help="stand-in agent CLI: write a recorded JSONL transcript to stdout",
+            description="Write a recorded JSONL transcript to stdout line by line, then "
+            "exit with --exit-code: point a subprocess driver at it to test hermetically.",
+        )
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; returns the exit status."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["replay"]:
+        return replay.main(args[1:])
+    try:
+        ns = build_parser().parse_args(args)
+    except SystemExit as exc:  # --help, --version, or a usage error already printed
+        return replay.exit_status(exc)
+    try:
+        if ns.command == "clauses":
+            return _clauses(ns.format)
+        return _check(ns)
+    except UsageError as exc:
+        print(f"{PROG} {ns.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+# -- check -----------------------------------------------------------------------------
+
+
+def _check(ns: argparse.Namespace) -> int:
+    factory = load_callable(ns.target, what="MODULE:FACTORY")
+    options = options_from_args(ns)
+    only = select_clauses(ns.clause)
+    from adaptertest._suite import check_driver
+
+    with _progress(f"adaptertest: checking {ns.target}"):
+        report = check_driver(factory, options, only=only)
+    doc = report_to_json(report, name=ns.target, producer="cli")
+    if ns.report is not None:
+        try:
+            ns.report.parent.mkdir(parents=True, exist_ok=True)
+            ns.report.write_text(dumps(doc), encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write the report: {exc}") from exc
+    if ns.format == "json":
+        sys.stdout.write(dumps(doc))
+    else:
+        render_report(report, _console(), title=Text(f"adaptertest check {ns.target}"))
+        if ns.report is not None:
+            print(f"report written to {ns.report}", file=sys.stderr)
+    return 1 if report.failures else 0
+
+
+def load_callable(target: str, *, what: str) -> Callable[..., Any]:
+    """Import ``module:attr`` (``attr`` may be dotted) and return it; UsageError otherwise."""
+    module_name, sep, attr = target.partition(":")
+    if not sep or not module_name or not attr:
+        raise UsageError(
+            f"expected {what} such as referencedriver:new_reference_driver, got {target!r}"
+        )
+    if os.getcwd() not in sys.path:  # the console script, unlike python -m, lacks it
+        sys.path.insert(0, os.getcwd())
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise UsageError(f"cannot import {module_name!r}: {exc}") from exc
+    except Exception as exc:
+        raise UsageError(f"importing {module_name!r} raised {type(exc).__name__}: {exc}") from exc
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise UsageError(f"module {module_name!r} has no attribute {attr!r}") from None
+    if not callable(obj):
+        raise UsageError(f"{target} is a {type(obj).__name__}, not a callable")
+    result: Callable[..., Any] = obj
+    return result
+
+
+def options_from_args(ns: argparse.Namespace) -> Options:
+    """The suite options the check flags ask for."""
+    kwargs: dict[str, Any] = {
+        "live_run": ns.live,
+        "live_structured_output": ns.structured,
+        "concurrent_runs": ns.concurrent,
+        "show_live_details": ns.show_live_details,
+    }
+    if ns.config is not None or ns.config_class is not None:
+        kwargs["config"] = _config(ns.config, ns.config_class)
+    if ns.backend is not None:
+        if ns.backend == "trio" and importlib.util.find_spec("trio") is None:
+            raise UsageError("--backend trio needs trio: pip install 'agent-driver-kit[trio]'")
+        kwargs["backend"] = ns.backend
+    if ns.probe_timeout is not None:
+        kwargs["probe_timeout"] = ns.probe_timeout
+    try:
+        return Options(**kwargs)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def _config(text: str | None, class_target: str | None) -> object:
+    """The --config value: parsed JSON, built by --config-class when one is given."""
+    value: Any = {}
+    if text is not None:
+        if text.startswith("@"):
+            try:
+                text = Path(text[1:]).read_text(encoding="utf-8")
+            except OSError as exc:
+                raise UsageError(f"cannot read --config file: {exc}") from exc
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"--config is not valid JSON: {exc}") from exc
+    if class_target is None:
+        return value
+    cls = load_callable(class_target, what="--config-class MODULE:CLASS")
+    try:
+        validate = getattr(cls, "model_validate", None)
+        if callable(validate):
+            return validate(value)
+        return cls(**value) if isinstance(value, dict) else cls(value)
+    except Exception as exc:
+        raise UsageError(f"--config does not fit {class_target}: {exc}") from exc
+
+
+def select_clauses(values: Sequence[str]) -> list[str] | None:
+    """Clause IDs named by ``--clause`` values (IDs or family names); None means all."""
+    wanted: list[str] = []
+    for value in values:
+        for token in filter(None, (t.strip().upper() for t in value.split(","))):
+            if token in CLAUSE_BY_ID:
+                wanted.append(token)
+            elif token in FAMILIES:
+                wanted.extend(c.id for c in CLAUSES if c.family == token)
+            else:
+                raise UsageError(
+                    f"unknown clause or family {token!r} (list them: adaptertest clauses)"
+                )
+    return list(dict.fromkeys(wanted)) or None
+
+
+@contextlib.contextmanager
+def _progress(message: str) -> Iterator[None]:
+    """A spinner on stderr while the suite runs, only when a person is watching."""
+    isatty = getattr(sys.stderr, "isatty", None)
+    if not (callable(isatty) and isatty()):
+        yield
+        return
+    with Console(stderr=True).status(message):
+        yield
+
+
+def _console() -> Console:
+    return Console(file=sys.stdout, highlight=False)
+
+
+def first_line(result: ClauseResult) -> str:
+    """The table's detail cell: the first message line, without the repeated clause ID."""
+    if not result.messages:
+        return ""
+    line = result.messages[0].splitlines()[0] if result.messages[0] else ""
+    for prefix in (f"{result.clause} skipped: ", f"{result.clause}: ", f"{result.clause} "):
+        if line.startswith(prefix):
+            line = line[len(prefix) :]
+            break
+    more = len(result.messages) - 1
+    return f"{line} (+{more} more)" if more else line
+
+
+def render_report(report: ConformanceReport, console: Console, *, title: Text) -> None:
+    """The per-clause table, the failure details, then the summary line."""
+    table = Table(title=title, title_justify="left")
+    table.add_column("clause", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("detail", overflow="fold")
+    for r in report.results:
+        # Text, not markup strings: driver messages may contain square brackets.
+        table.add_row(
+            r.clause, Text(r.status.value, style=STATUS_STYLE[r.status]), Text(first_line(r))
+        )
+    console.print(table)
+    for r in report.failures:
+        console.print()
+        console.print(Text(r.describe()))
+    console.print()
+    style = "bold red" if report.failures else "bold green"
+    console.print(Text(f"{report.driver_type or '?'}: {report.summary()}", style=style))
+
+
+# -- clauses ---------------------------------------------------------------------------
+
+
+def catalogue_json() -> list[dict[str, Any]]:
+    """The clause catalogue as plain data."""
+    return [
+        {
+            "id": c.id,
+            "family": c.family,
+            "title": c.title,
+            "rule": c.rule,
+            "mode": c.mode.value,
+            "probes": list(c.probes),
+            "module": c.module,
+            "extension": c.extension,
+        }
+        for c in CLAUSES
+    ]
+
+
+def _clauses(fmt: str) -> int:
+    if fmt == "markdown":
+        from adaptertest._docs import clause_table_markdown
+
+        print(clause_table_markdown())
+    elif fmt == "json":
+        sys.stdout.write(json.dumps(catalogue_json(), indent=2) + "\n")
+    else:
+        table = Table(title="adaptertest clauses", title_justify="left")
+        for column in ("clause", "mode", "title"):
+            table.add_column(column, no_wrap=column != "title")
+        for c in CLAUSES:
+            ident = f"{c.id} (ext.)" if c.extension else c.id
+            table.add_row(ident, c.mode.value, Text(c.title))
+        console = _console()
+        console.print(table)
+        upstream = sum(1 for c in CLAUSES if not c.extension)
+        console.print(f"{upstream} upstream clauses, {len(CLAUSES) - upstream} extension(s)")
+    return 0

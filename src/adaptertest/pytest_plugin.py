@@ -1,0 +1,258 @@
+"""The kit's pytest plugin (``pytest11`` entry point ``adaptertest``).
+
+It registers the ``adaptertest`` marker and otherwise stays inert until items made by
+:func:`adaptertest.test_driver` run. Then it
+
+- writes ``clause``, ``family`` and ``mode`` into each item's ``user_properties``
+  (JUnit XML ``<property>`` elements, with no xunit2 warning);
+- prints one summary line per driver class, with the conformance level reached;
+- with ``--adaptertest-report=FILE``, writes the JSON report (``report.schema.json``).
+
+Results are gathered from test reports, never from suite objects, so the summary and
+the report come out the same under pytest-xdist: each kit item's report carries an
+extra ``adaptertest`` attribute, which pytest serialises along with the report.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from adaptertest.report import ClauseResult, ClauseStatus, ConformanceReport
+
+MARKER = "adaptertest"
+REPORT_ATTRIBUTE = "adaptertest"
+"""Name of the extra attribute on a kit item's ``TestReport`` (a JSON-able dict)."""
+PROPERTIES = ("clause", "family", "mode")
+"""Marker keywords copied into ``user_properties``."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("adaptertest", "driver conformance kit (adaptertest)")
+    group.addoption(
+        "--adaptertest-report",
+        metavar="FILE",
+        default=None,
+        help="write the per-clause JSON report of every adaptertest.test_driver class to FILE",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "adaptertest(clause, family, mode, probe): a driver conformance clause item",
+    )
+    # Results are gathered where reports arrive: in-process, or on the xdist controller.
+    if not hasattr(config, "workerinput"):
+        config.pluginmanager.register(ResultCollector(config), "adaptertest-results")
+
+
+def _clause_mark(item: pytest.Item) -> pytest.Mark | None:
+    mark = item.get_closest_marker(MARKER)
+    return mark if mark is not None and "clause" in mark.kwargs else None
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    mark = _clause_mark(item)
+    if mark is None:
+        return
+    present = {name for name, _ in item.user_properties}
+    item.user_properties.extend(
+        (name, str(mark.kwargs[name]))
+        for name in PROPERTIES
+        if name in mark.kwargs and name not in present
+    )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    mark = _clause_mark(item)
+    if mark is not None:
+        setattr(report, REPORT_ATTRIBUTE, _payload(item, str(mark.kwargs["clause"]), call.when))
+    return report
+
+
+def _payload(item: pytest.Item, clause: str, when: str) -> dict[str, Any]:
+    """What the controller needs about one phase of one kit item, as plain data."""
+    cls = getattr(item, "cls", None)
+    parent = item.getparent(pytest.Class)
+    payload: dict[str, Any] = {
+        "clause": clause,
+        "driver": parent.nodeid if parent is not None else item.nodeid.rpartition("::")[0],
+        # The name the user bound the class to (the class itself is "DriverConformance").
+        "name": parent.name if parent is not None else "",
+        "driver_type": "",
+        "result": None,
+    }
+    suite_of = getattr(cls, "adaptertest_suite", None)
+    if when != "call" or not callable(suite_of):
+        return payload
+    try:
+        suite = suite_of()
+        # Probe records are cached, so this re-reads the verdict the test just acted on.
+        result = suite.clause_result(clause)
+    except Exception:  # noqa: BLE001 - the test itself already reported the error
+        return payload
+    payload["driver_type"] = suite.driver_type
+    payload["result"] = {
+        "status": result.status.value,
+        "messages": list(result.messages),
+        "notes": list(result.notes),
+        "duration": result.duration,
+    }
+    return payload
+
+
+def _status(report: pytest.TestReport) -> ClauseStatus:
+    """The clause status a phase report stands for (strict xfail marks included)."""
+    from adaptertest.report import ClauseStatus
+
+    if hasattr(report, "wasxfail"):
+        return ClauseStatus.XFAILED if report.skipped else ClauseStatus.XPASSED
+    if report.failed and str(report.longrepr).startswith("[XPASS(strict)]"):
+        return ClauseStatus.XPASSED
+    if report.passed:
+        return ClauseStatus.PASSED
+    return ClauseStatus.SKIPPED if report.skipped else ClauseStatus.FAILED
+
+
+def _report_text(report: pytest.TestReport) -> str:
+    """The reason of a skip, or the one-line error of a failure."""
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple | list) and len(longrepr) == 3:  # a skip: (path, line, reason)
+        return str(longrepr[2]).removeprefix("Skipped: ")
+    crash = getattr(longrepr, "reprcrash", None)
+    message = getattr(crash, "message", None)
+    text = str(message) if message else report.longreprtext.strip()
+    return text.removeprefix("Failed: ")  # how pytest.fail() texts are shown
+
+
+def _phase_result(clause: str, report: pytest.TestReport, payload: dict[str, Any]) -> ClauseResult:
+    from adaptertest.report import ClauseResult
+
+    status = _status(report)
+    verdict = payload.get("result")
+    if isinstance(verdict, dict) and verdict.get("status") == status.value:
+        return ClauseResult(
+            clause=clause,
+            status=status,
+            messages=tuple(verdict["messages"]),
+            duration=float(verdict["duration"]),
+            notes=tuple(verdict["notes"]),
+        )
+    text = _report_text(report)
+    if report.failed and report.when != "call":
+        text = f"in {report.when}: {text}"
+    if text and not text.startswith(clause):
+        text = f"{clause}: {text}"
+    messages = (text,) if text else ()
+    return ClauseResult(clause=clause, status=status, messages=messages, duration=report.duration)
+
+
+@dataclass
+class DriverResults:
+    """Everything gathered for one ``test_driver`` class."""
+
+    nodeid: str
+    name: str
+    driver_type: str = ""
+    results: dict[str, ClauseResult] = field(default_factory=dict)
+    duration: float = 0.0
+
+    def add(self, clause: str, report: pytest.TestReport, payload: dict[str, Any]) -> None:
+        """Fold one phase report into the clause's result."""
+        self.duration += report.duration
+        if payload.get("driver_type"):
+            self.driver_type = str(payload["driver_type"])
+        if report.when != "call" and report.passed:
+            return
+        result = _phase_result(clause, report, payload)
+        earlier = self.results.get(clause)
+        if report.when == "teardown" and earlier is not None:
+            # A failing teardown fails the clause but keeps what the call found.
+            result = dataclasses.replace(
+                earlier,
+                status=earlier.status if earlier.status.is_failure else result.status,
+                messages=earlier.messages + result.messages,
+                duration=earlier.duration + result.duration,
+            )
+        self.results[clause] = result
+
+    def report(self) -> ConformanceReport:
+        from adaptertest.report import ConformanceReport
+
+        return ConformanceReport(
+            driver_type=self.driver_type,
+            results=tuple(self.results.values()),
+            duration=self.duration,
+        )
+
+
+class ResultCollector:
+    """Gathers kit items' reports; prints the summary and writes the JSON report."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.drivers: dict[str, DriverResults] = {}
+        self.written: Path | None = None
+        self.write_error: str | None = None
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        payload = getattr(report, REPORT_ATTRIBUTE, None)
+        if not isinstance(payload, dict):
+            return
+        nodeid = str(payload["driver"])
+        driver = self.drivers.get(nodeid)
+        if driver is None:
+            driver = self.drivers[nodeid] = DriverResults(nodeid, str(payload["name"]))
+        driver.add(str(payload["clause"]), report, payload)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        target = self.config.getoption("adaptertest_report")
+        if not target:
+            return
+        from adaptertest.report_json import document, driver_to_json, dumps
+
+        path = Path(self.config.invocation_params.dir, target)
+        doc = document(
+            [
+                driver_to_json(d.report(), name=d.name, nodeid=d.nodeid)
+                for d in self.drivers.values()
+            ],
+            producer="pytest",
+        )
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(dumps(doc), encoding="utf-8")
+        except OSError as exc:
+            self.write_error = f"adaptertest: cannot write {path}: {exc}"
+        else:
+            self.written = path
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if self.write_error:
+            terminalreporter.write_line(self.write_error, red=True)
+        if not self.drivers:
+            return
+
+        names = Counter(d.name for d in self.drivers.values())
+        for d in self.drivers.values():
+            label = d.name if d.name and names[d.name] == 1 else d.nodeid
+            report = d.report()
+            terminalreporter.write_line(
+                f"adaptertest: {label} ({report.driver_type or '?'}): {report.summary()}",
+                red=not report.ok,
+                green=report.ok,
+            )
+        if self.written is not None:
+            terminalreporter.write_line(f"adaptertest: report written to {self.written}")

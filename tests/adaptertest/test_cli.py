@@ -1,0 +1,224 @@
+"""The adaptertest CLI: check (table, JSON, exit status), clauses, usage errors."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from adaptertest._docs import clause_table_markdown
+from adaptertest.clauses import CLAUSES
+from adaptertest.cli import build_parser, main, options_from_args
+from adaptertest.report_json import validate_document
+from referencedriver import ReferenceConfig
+
+REFERENCE = "referencedriver:new_reference_driver"
+HERMETIC = ["--clause", "DRV,CFG", "--clause", "CAP"]
+HERMETIC_IDS = [c.id for c in CLAUSES if c.family in ("DRV", "CFG", "CAP")]
+
+BROKEN_MODULE = """
+from driver import Descriptor
+from referencedriver import ReferenceDriver
+
+class Nameless(ReferenceDriver):
+    def descriptor(self) -> Descriptor:
+        # Square brackets must print literally, never as rich markup.
+        update = {"display_name": "", "type": "[bold]odd[/bold]"}
+        return super().descriptor().model_copy(update=update)
+
+def make():
+    return Nameless()
+
+not_callable = 42
+"""
+
+
+@pytest.fixture(autouse=True)
+def wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+
+
+@pytest.fixture
+def user_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """An importable module of the user's, from the current directory."""
+    (tmp_path / "cli_user_drivers.py").write_text(BROKEN_MODULE)
+    (tmp_path / "cli_user_boom.py").write_text("raise RuntimeError('config missing')\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))  # restores sys.path afterwards
+    return "cli_user_drivers"
+
+
+def test_check_passing_driver_prints_table_summary_and_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "out" / "report.json"
+    code = main(
+        [
+            "check",
+            REFERENCE,
+            *HERMETIC,
+            "--config-class",
+            "referencedriver:ReferenceConfig",
+            "--report",
+            str(report),
+        ]
+    )
+    out, err = capsys.readouterr()
+    assert code == 0, out + err
+    for clause in HERMETIC_IDS:
+        assert clause in out
+    assert "CFG-03" in out
+    assert "skipped" in out
+    assert "expect_reject_foreign_config" in out
+    assert "reference: 16 passed, 1 skipped; level: none (partial run: 17 of 65 clauses)" in out
+    doc = json.loads(report.read_text())
+    validate_document(doc)
+    assert doc["producer"] == "cli"
+    assert doc["drivers"][0]["name"] == REFERENCE
+    assert [c["id"] for c in doc["drivers"][0]["clauses"]] == HERMETIC_IDS
+    assert f"report written to {report}" in err
+
+
+def test_check_failing_driver_exits_1_with_details(
+    user_module: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["check", f"{user_module}:make", "--clause", "DRV"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "DRV-01" in out
+    assert "failed" in out
+    assert "DRV-01: descriptor().display_name is empty" in out  # the full failure text
+    assert "rerun alone: pytest -k DRV-01" in out
+    assert "failing: DRV-01" in out
+    assert "[bold]odd[/bold]: " in out
+
+
+def test_check_json_format_prints_the_report(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["check", REFERENCE, "--clause", "DRV", "--format", "json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0
+    validate_document(doc)
+    assert doc["drivers"][0]["counts"]["passed"] == 3
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["check", "referencedriver"], "expected MODULE:FACTORY such as"),
+        (["check", "no_such_module_xyz:make"], "cannot import 'no_such_module_xyz'"),
+        (["check", "cli_user_drivers:nope"], "has no attribute 'nope'"),
+        (["check", "cli_user_drivers:not_callable"], "is a int, not a callable"),
+        (["check", "cli_user_boom:make"], "raised RuntimeError: config missing"),
+        (["check", REFERENCE, "--clause", "SES-99"], "unknown clause or family 'SES-99'"),
+        (["check", REFERENCE, "--config", "{model:"], "--config is not valid JSON"),
+        (["check", REFERENCE, "--config", "@missing.json"], "cannot read --config file"),
+        (
+            [
+                "check",
+                REFERENCE,
+                "--config",
+                '{"modle": "x"}',
+                "--config-class",
+                "referencedriver:ReferenceConfig",
+            ],
+            "--config does not fit referencedriver:ReferenceConfig",
+        ),
+        (["check", REFERENCE, "--probe-timeout", "0"], "probe_timeout must be a positive"),
+        (["check", REFERENCE, "--concurrent", "-1"], "concurrent_runs must be 0"),
+    ],
+)
+def test_usage_errors_exit_2_with_a_clear_message(
+    user_module: str, args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("adaptertest check: error: ")
+    assert message in err
+
+
+def test_argparse_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check"]) == 2
+    assert "MODULE:FACTORY" in capsys.readouterr().err
+    assert main(["frobnicate"]) == 2
+
+
+def test_options_mirror_the_flags(tmp_path: Path) -> None:
+    config = tmp_path / "config.json"
+    config.write_text('{"model": "m-2", "cwd": "w"}')
+    args = build_parser().parse_args(
+        ["check", REFERENCE, "--live", "--structured", "--concurrent", "3",
+         "--backend", "trio", "--probe-timeout", "2.5", "--show-live-details",
+         "--config", f"@{config}", "--config-class", "referencedriver:ReferenceConfig"]
+    )  # fmt: skip
+    options = options_from_args(args)
+    assert options.live_run
+    assert options.live_structured_output
+    assert options.show_live_details
+    assert (options.concurrent_runs, options.backend, options.probe_timeout) == (3, "trio", 2.5)
+    assert options.config == ReferenceConfig(model="m-2", cwd="w")
+
+
+def test_options_defaults_and_plain_json_config() -> None:
+    plain = options_from_args(build_parser().parse_args(["check", REFERENCE]))
+    assert plain.config is None
+    assert not plain.live_run
+    assert (plain.backend, plain.probe_timeout) == ("asyncio", 30.0)
+    raw = options_from_args(
+        build_parser().parse_args(["check", REFERENCE, "--config", '{"a": [1]}'])
+    )
+    assert raw.config == {"a": [1]}
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_spinner_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    quiet = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", quiet)
+    assert main(["check", REFERENCE, "--clause", "DRV-01", "--format", "json"]) == 0
+    assert quiet.getvalue() == ""
+    terminal = FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["check", REFERENCE, "--clause", "DRV-01", "--format", "json"]) == 0
+    assert "checking referencedriver:new_reference_driver" in terminal.getvalue()
+
+
+def test_clauses_formats(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["clauses", "--format", "markdown"]) == 0
+    assert capsys.readouterr().out == clause_table_markdown() + "\n"
+    assert main(["clauses", "--format", "json"]) == 0
+    catalogue = json.loads(capsys.readouterr().out)
+    assert [c["id"] for c in catalogue] == [c.id for c in CLAUSES]
+    assert catalogue[0]["module"] == "adaptertest.drv"
+    assert main(["clauses"]) == 0
+    table = capsys.readouterr().out
+    assert all(c.id in table for c in CLAUSES)
+    assert "65 upstream clauses, 1 extension(s)" in table
+
+
+def test_module_entry_point_runs_end_to_end() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "adaptertest", "check", REFERENCE, "--clause", "DRV-01"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "DRV-01" in done.stdout
+    assert "passed" in done.stdout
+    version = subprocess.run(
+        [sys.executable, "-m", "adaptertest", "--version"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert version.returncode == 0
+    assert version.stdout.startswith("adaptertest ")
