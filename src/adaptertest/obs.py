@@ -79,14 +79,14 @@ _KNOWN_CAPABILITY_KINDS: Final = frozenset(k.value for k in CapabilityKind)
 # pydantic routes attribute reads through a slow ``__getattr__`` hook.
 Fields = dict[str, Any]
 
-# Fields an observation payload must leave at their zero value (OBS-02).
+# Fields an observation payload must leave at their zero value (OBS-02). ``role`` is
+# not among them: EVT-09 already holds every payload to the zero role.
 _FOREIGN_FIELDS: Final = (
     "args",
     "result",
     "raw",
     "hitl_requested",
     "hitl_resolved",
-    "role",
     "message_id",
     "tool_call_id",
     "name",
