@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import importlib
 import importlib.util
 import json
@@ -75,17 +76,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="build the config with CLASS (pydantic model_validate, else CLASS(**json))",
     )
     check.add_argument(
-        "--live", action="store_true", help="run the provider once: judges the live clauses"
+        "--options",
+        metavar="MODULE:NAME",
+        help="the base Options: an Options object or a callable returning one (default: "
+        "the factory module's adaptertest_options, if it has one; else Options())",
     )
     check.add_argument(
-        "--structured",
+        "--live",
         action="store_true",
-        help="with --live: also run the native structured-output probe",
+        help="run the provider: judges the live clauses (and SO-02 when native structured "
+        "output is declared)",
     )
     check.add_argument(
         "--concurrent",
         type=int,
-        default=0,
+        default=None,
         metavar="N",
         help="with --live: N concurrent runs on one instance (CON-01)",
     )
@@ -201,14 +206,41 @@ def load_callable(target: str, *, what: str) -> Callable[..., Any]:
     return result
 
 
+def base_options(ns: argparse.Namespace) -> tuple[Options, str | None]:
+    """The Options the flags start from, and where they came from (None: the defaults)."""
+    target = ns.options
+    if target is None:
+        module_name = ns.target.partition(":")[0]
+        try:
+            module = importlib.import_module(module_name)
+        except Exception:  # noqa: BLE001 - load_callable reports import errors
+            return Options(), None
+        if not callable(getattr(module, "adaptertest_options", None)):
+            return Options(), None
+        target = f"{module_name}:adaptertest_options"
+    module_name, sep, attr = target.partition(":")
+    if not sep:
+        raise UsageError(f"expected --options MODULE:NAME, got {target!r}")
+    try:
+        obj: Any = getattr(importlib.import_module(module_name), attr)
+        value = obj if isinstance(obj, Options) else obj()
+    except Exception as exc:
+        raise UsageError(f"cannot load options {target}: {type(exc).__name__}: {exc}") from exc
+    if not isinstance(value, Options):
+        raise UsageError(f"{target} gave {type(value).__qualname__}, not adaptertest.Options")
+    return value, target
+
+
 def options_from_args(ns: argparse.Namespace) -> Options:
-    """The suite options the check flags ask for."""
+    """The suite options the check flags ask for, on top of :func:`base_options`."""
+    base, _ = base_options(ns)
     kwargs: dict[str, Any] = {
-        "live_run": ns.live,
-        "live_structured_output": ns.structured,
-        "concurrent_runs": ns.concurrent,
-        "show_live_details": ns.show_live_details,
+        "live_run": ns.live or base.live_run,
+        "live_structured_output": ns.live or base.live_structured_output,
+        "show_live_details": ns.show_live_details or base.show_live_details,
     }
+    if ns.concurrent is not None:
+        kwargs["concurrent_runs"] = ns.concurrent
     if ns.config is not None or ns.config_class is not None:
         kwargs["config"] = _config(ns.config, ns.config_class)
     if ns.backend is not None:
@@ -218,7 +250,7 @@ def options_from_args(ns: argparse.Namespace) -> Options:
     if ns.probe_timeout is not None:
         kwargs["probe_timeout"] = ns.probe_timeout
     try:
-        return Options(**kwargs)
+        return dataclasses.replace(base, **kwargs)
     except (TypeError, ValueError) as exc:
         raise UsageError(str(exc)) from exc
 

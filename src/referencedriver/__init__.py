@@ -8,6 +8,7 @@ the checkpoint) keeps its shape in a real driver.
 - ``_config.py``: the frozen construction config and the driver's constants.
 - ``_codec.py``: the session codec (checkpoint state <-> session params).
 - ``_driver.py``: the descriptor, the probes and ``run``.
+- ``_conformance.py``: the suite options the driver is checked with.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from referencedriver._config import (
     REFERENCE_DRIVER_TYPE,
     ReferenceConfig,
 )
+from referencedriver._conformance import adaptertest_options
 from referencedriver._driver import ReferenceDriver, new_reference_driver
 
 __all__ = [
@@ -28,5 +30,6 @@ __all__ = [
     "ReferenceConfig",
     "ReferenceDriver",
     "ReferenceSessionCodec",
+    "adaptertest_options",
     "new_reference_driver",
 ]

@@ -15,7 +15,7 @@ from adaptertest._docs import clause_table_markdown
 from adaptertest.clauses import CLAUSES
 from adaptertest.cli import build_parser, main, options_from_args
 from adaptertest.report_json import validate_document
-from referencedriver import ReferenceConfig
+from referencedriver import ReferenceConfig, adaptertest_options
 
 REFERENCE = "referencedriver:new_reference_driver"
 HERMETIC = ["--clause", "DRV,CFG", "--clause", "CAP"]
@@ -63,6 +63,8 @@ def test_check_passing_driver_prints_table_summary_and_report(
             "check",
             REFERENCE,
             *HERMETIC,
+            "--options",
+            "adaptertest:Options",
             "--config-class",
             "referencedriver:ReferenceConfig",
             "--report",
@@ -152,7 +154,7 @@ def test_options_mirror_the_flags(tmp_path: Path) -> None:
     config = tmp_path / "config.json"
     config.write_text('{"model": "m-2", "cwd": "w"}')
     args = build_parser().parse_args(
-        ["check", REFERENCE, "--live", "--structured", "--concurrent", "3",
+        ["check", REFERENCE, "--live", "--concurrent", "3",
          "--backend", "trio", "--probe-timeout", "2.5", "--show-live-details",
          "--config", f"@{config}", "--config-class", "referencedriver:ReferenceConfig"]
     )  # fmt: skip
@@ -164,8 +166,18 @@ def test_options_mirror_the_flags(tmp_path: Path) -> None:
     assert options.config == ReferenceConfig(model="m-2", cwd="w")
 
 
+def test_options_come_from_the_factory_module_then_the_flags() -> None:
+    base = options_from_args(build_parser().parse_args(["check", REFERENCE]))
+    assert base == adaptertest_options()
+    live = options_from_args(build_parser().parse_args(["check", REFERENCE, "--live"]))
+    assert live.live_run
+    assert live.guard_keys == ("cwd", "workspace_id")
+
+
 def test_options_defaults_and_plain_json_config() -> None:
-    plain = options_from_args(build_parser().parse_args(["check", REFERENCE]))
+    plain = options_from_args(
+        build_parser().parse_args(["check", REFERENCE, "--options", "adaptertest:Options"])
+    )
     assert plain.config is None
     assert not plain.live_run
     assert (plain.backend, plain.probe_timeout) == ("asyncio", 30.0)

@@ -1,0 +1,38 @@
+"""How this driver is checked: the suite options its authors run it with.
+
+``python -m adaptertest check referencedriver:new_reference_driver`` picks these up
+(a module-level ``adaptertest_options`` next to the factory), and so can a pytest file.
+A real driver keeps the same function, naming its own config, session keys and
+guard keys.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from driver.run import SessionState
+from referencedriver._config import DEFAULT_MODEL, ReferenceConfig
+
+if TYPE_CHECKING:
+    from adaptertest.options import Options
+
+
+def adaptertest_options() -> Options:
+    """Every opt-in clause turned on; live probes stay off until asked for (``--live``)."""
+    from adaptertest.options import Options
+
+    return Options(
+        config=ReferenceConfig(),
+        session_state=SessionState(
+            resume_id="reference-session-1",
+            data={"cwd": "workspace-a", "workspace_id": "ws-1"},
+        ),
+        session_keys=("cwd", "workspace_id"),
+        guard_keys=("cwd", "workspace_id"),
+        expected_detected_model=DEFAULT_MODEL,
+        required_config_fields=("model", "cwd"),
+        expect_reject_foreign_config=True,
+        sync_skills_probe=True,
+        live_structured_output=True,
+        concurrent_runs=4,
+    )
