@@ -1,0 +1,34 @@
+"""Example driver for the Claude Code CLI (``claude -p --output-format stream-json``).
+
+A subprocess driver built on the reference driver's template: one CLI process
+per run, its stdout parsed line by line as it arrives. The format-independent
+part (process, emission, codec, run flow) lives in the ``cli_plumbing`` example
+package, shared with the Codex driver.
+
+- ``_config.py``: the frozen construction config and the driver's constants.
+- ``_parser.py``: the stream-json format, line by line, and the run's verdict.
+- ``_driver.py``: the descriptor, the probes, the command line and ``run``.
+"""
+
+from __future__ import annotations
+
+from claude_driver._config import (
+    CLAUDE_DRIVER_TYPE,
+    DEFAULT_COMMAND,
+    DEFAULT_TIMEOUT,
+    FINGERPRINT_DOMAIN,
+    ClaudeConfig,
+)
+from claude_driver._driver import ClaudeDriver, build_argv
+from claude_driver._parser import ClaudeStreamParser
+
+__all__ = [
+    "CLAUDE_DRIVER_TYPE",
+    "DEFAULT_COMMAND",
+    "DEFAULT_TIMEOUT",
+    "FINGERPRINT_DOMAIN",
+    "ClaudeConfig",
+    "ClaudeDriver",
+    "ClaudeStreamParser",
+    "build_argv",
+]

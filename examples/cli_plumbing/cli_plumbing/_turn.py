@@ -1,0 +1,225 @@
+"""One run of a CLI driver: guard, launch, parse while reading, classify, respond.
+
+Everything here is the same for every JSONL-printing CLI; what differs (the
+command line and the format) comes in as the ``argv`` builder and a
+:class:`StreamParser`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+import anyio
+
+from cli_plumbing._emit import RunOutput
+from cli_plumbing._process import ProcessOutcome, run_cli
+from driver import (
+    SESSION_PARAM_CWD,
+    SESSION_PARAM_PROFILE_FINGERPRINT,
+    SESSION_PARAM_WORKSPACE_ID,
+    Checkpoint,
+    EventSink,
+    FailureCode,
+    RawStreams,
+    Request,
+    Response,
+    RunError,
+    RunEvent,
+    RunEventType,
+    RunFailure,
+    SessionState,
+    StreamKind,
+    StreamPayload,
+    TerminalPayload,
+    TranscriptItem,
+    TranscriptKind,
+    Usage,
+)
+
+__all__ = ["GUARDED_KEYS", "SessionMismatchError", "StreamParser", "run_turn"]
+
+GUARDED_KEYS = (SESSION_PARAM_CWD, SESSION_PARAM_PROFILE_FINGERPRINT)
+"""Session values that must match before a stored session may be resumed."""
+
+
+class SessionMismatchError(RunError):
+    """A stored session was captured under another cwd or profile; refused before launch.
+
+    The session's earlier turns refer to files of its own workspace (Claude Code
+    even stores sessions per directory), and a changed profile (MCP servers,
+    skills, instructions) would resume under a different setup.
+    """
+
+
+class StreamParser(Protocol):
+    """What :func:`run_turn` needs from a CLI's format parser.
+
+    ``feed`` is called with each stdout line as it arrives and never raises;
+    the rest is read once the process has ended.
+    """
+
+    @property
+    def terminal(self) -> TerminalPayload | None:
+        """The official terminal event, verbatim; None when none was seen."""
+
+    @property
+    def usage(self) -> Usage | None:
+        """Token counts of the terminal event; None when not reported."""
+
+    @property
+    def malformed_lines(self) -> int:
+        """Lines that looked like JSON but did not parse."""
+
+    @property
+    def resume_id(self) -> str:
+        """The session handle the protocol named explicitly at top level, or ``""``."""
+
+    @property
+    def model(self) -> str:
+        """The model the CLI reported, or ``""``."""
+
+    def feed(self, raw: bytes) -> None:
+        """Parse one stdout line (without its newline)."""
+
+    def output(self) -> str:
+        """The final assistant text."""
+
+    def failure(self, outcome: ProcessOutcome, timeout: float) -> RunFailure | None:
+        """Classify the run; None only for a successful terminal event and a clean exit."""
+
+
+async def run_turn(
+    request: Request,
+    sink: EventSink,
+    *,
+    driver_type: str,
+    argv: Callable[[str], Sequence[str]],
+    cwd: str,
+    model: str,
+    timeout: float,
+    parser: Callable[[RunOutput], StreamParser],
+) -> Response:
+    """Run the CLI once for ``request`` and return what its output says.
+
+    ``argv`` builds the command line from the resume id (``""`` for a new
+    session); ``cwd`` empty means the current directory; ``timeout`` 0 means
+    none. A stored session whose guard values differ is refused before
+    anything is emitted. A failed run returns a response with ``failure`` set;
+    a program that cannot be started raises ``RunError`` carrying the partial
+    response; cancellation stops the process, closes the stream with
+    ``run.error`` and propagates.
+    """
+    state = request.session.state if request.session is not None else None
+    resume_id = state.resume_id if state is not None else ""
+    guard = {
+        SESSION_PARAM_CWD: os.path.abspath(cwd) if cwd else os.getcwd(),
+        SESSION_PARAM_PROFILE_FINGERPRINT: request.profile_payload.session_fingerprint(),
+    }
+    if state is not None:
+        _check_guard(state, guard)
+    command = list(argv(resume_id))
+    out = RunOutput(sink, streaming=request.streaming, run_id=request.run_id, thread_id=resume_id)
+    stream_parser = parser(out)
+    out.event(
+        RunEvent(
+            type=RunEventType.INVOCATION,
+            text=f"{driver_type} run (prompt withheld)",
+            metadata={"program": command[0], "cwd": cwd, "model": model, "resume": resume_id},
+        )
+    )
+    out.stream(StreamPayload(kind=StreamKind.RUN_STARTED))
+
+    def spawned(pid: int) -> None:
+        out.event(RunEvent(type=RunEventType.SPAWN, text="started", metadata={"pid": str(pid)}))
+
+    try:
+        outcome = await run_cli(
+            command,
+            cwd=cwd or None,
+            timeout=timeout or None,
+            on_spawn=spawned,
+            on_chunk=out.chunk,
+            on_line=stream_parser.feed,
+        )
+    except OSError as exc:
+        not_started = RunFailure(
+            code=FailureCode.AGENT_ERROR, message=f"cannot start {command[0]}: {exc}"
+        )
+        _record_failure(out, not_started)
+        response = Response(
+            transcript=out.transcript,
+            provider=driver_type,
+            model=model,
+            summary=not_started.message,
+            failure=not_started,
+        )
+        raise RunError(not_started.message, response=response) from exc
+    except anyio.get_cancelled_exc_class():
+        out.fail(RunFailure(code=FailureCode.CANCELLED, message="run cancelled"))
+        raise
+
+    out.event(
+        RunEvent(
+            type=RunEventType.LIFECYCLE,
+            text="exited",
+            metadata={
+                "exit_code": str(outcome.exit_code),
+                "signal": outcome.signal,
+                "timed_out": str(outcome.timed_out).lower(),
+            },
+        )
+    )
+    failure = stream_parser.failure(outcome, timeout)
+    checkpoint = None
+    if failure is None:
+        out.finish(stream_parser.usage)
+        if stream_parser.resume_id and not stream_parser.malformed_lines:
+            # Only now: exit 0, no signal or timeout, a successful terminal event, an
+            # explicit top-level session handle, and no corrupt line (RSP-01).
+            data = dict(guard)
+            if request.workspace.id:
+                data[SESSION_PARAM_WORKSPACE_ID] = request.workspace.id
+            handle = stream_parser.resume_id
+            checkpoint = Checkpoint(
+                valid=True, state=SessionState(resume_id=handle, display_id=handle, data=data)
+            )
+    else:
+        _record_failure(out, failure)
+    return Response(
+        output=stream_parser.output(),
+        raw_streams=RawStreams(
+            stdout=outcome.stdout, stderr=outcome.stderr, terminal=stream_parser.terminal
+        ),
+        transcript=out.transcript,
+        exit_code=outcome.exit_code,
+        signal=outcome.signal,
+        timed_out=outcome.timed_out,
+        usage=stream_parser.usage,
+        checkpoint=checkpoint,
+        provider=driver_type,
+        model=stream_parser.model or model,
+        summary=failure.message if failure is not None else f"{driver_type} run succeeded",
+        failure=failure,
+    )
+
+
+def _record_failure(out: RunOutput, failure: RunFailure) -> None:
+    """A ``failure`` transcript item, then ``run.error`` as the last payload."""
+    out.item(
+        TranscriptItem(
+            kind=TranscriptKind.FAILURE, text=failure.message, metadata={"code": str(failure.code)}
+        )
+    )
+    out.fail(failure)
+
+
+def _check_guard(state: SessionState, current: dict[str, str]) -> None:
+    """Refuse to resume a session stored under other guard values."""
+    for key in GUARDED_KEYS:
+        stored = state.data.get(key)
+        if stored is not None and stored != current[key]:
+            raise SessionMismatchError(
+                f"the stored session was captured with a different {key}; start a new session"
+            )

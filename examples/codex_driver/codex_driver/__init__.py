@@ -1,0 +1,34 @@
+"""Example driver for the OpenAI Codex CLI (``codex exec --json``).
+
+A subprocess driver built on the reference driver's template: one CLI process
+per run, its JSONL events parsed line by line as they arrive. The
+format-independent part (process, emission, codec, run flow) lives in the
+``cli_plumbing`` example package, shared with the Claude Code driver.
+
+- ``_config.py``: the frozen construction config and the driver's constants.
+- ``_parser.py``: the ``exec --json`` events, line by line, and the run's verdict.
+- ``_driver.py``: the descriptor, the probes, the command line and ``run``.
+"""
+
+from __future__ import annotations
+
+from codex_driver._config import (
+    CODEX_DRIVER_TYPE,
+    DEFAULT_COMMAND,
+    DEFAULT_TIMEOUT,
+    FINGERPRINT_DOMAIN,
+    CodexConfig,
+)
+from codex_driver._driver import CodexDriver, build_argv
+from codex_driver._parser import CodexStreamParser
+
+__all__ = [
+    "CODEX_DRIVER_TYPE",
+    "DEFAULT_COMMAND",
+    "DEFAULT_TIMEOUT",
+    "FINGERPRINT_DOMAIN",
+    "CodexConfig",
+    "CodexDriver",
+    "CodexStreamParser",
+    "build_argv",
+]
