@@ -1,0 +1,1612 @@
+"""The mutant catalogue: for every clause, a driver that breaks that rule and nothing else.
+
+Each mutant is a small variation of the reference driver: a subclass overriding one
+method, or one hook of :class:`Rewriting`, which passes everything a run emits and
+returns through overridable hooks. ``test_kill_matrix.py`` runs the whole suite
+against each mutant and requires the set of failing clauses to be exactly the
+mutant's clause (plus a documented ``also_fails`` set where no more precise bug
+exists). ``docs/mutants.md`` is generated from this catalogue by
+:func:`mutant_table_markdown`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import itertools
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
+from unittest.mock import patch
+
+import anyio
+
+import adaptertest.cap
+import adaptertest.liv
+from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES
+from adaptertest.options import Options
+from adaptertest.so import structured_request
+from driver import (
+    SESSION_PARAM_PROFILE_FINGERPRINT,
+    AgentIdentity,
+    AgentProfile,
+    CapabilityInvocation,
+    CapabilityKind,
+    CapabilityRef,
+    Checkpoint,
+    ConfigSchema,
+    Descriptor,
+    DetectedModel,
+    EnvironmentCheck,
+    EnvironmentReport,
+    EventSink,
+    FailureCode,
+    InvalidDriverConfigError,
+    InvocationEvidence,
+    InvocationPhase,
+    InvocationSource,
+    ModelInfo,
+    ObservationCapability,
+    ObservationSupport,
+    ProcessCapability,
+    ProfileSelection,
+    QuotaReport,
+    QuotaWindow,
+    Request,
+    ResolvedSkills,
+    Response,
+    Role,
+    RunError,
+    RunEvent,
+    RunEventType,
+    SessionCapability,
+    SessionParams,
+    SessionState,
+    Skill,
+    SkillCapability,
+    SkillSnapshot,
+    StreamCapability,
+    StreamKind,
+    StreamPayload,
+    StructuredOutputCapability,
+    TodoItem,
+    TodoSnapshot,
+    TodoSource,
+    TodoStatus,
+    TranscriptItem,
+    TranscriptKind,
+)
+from referencedriver import (
+    REFERENCE_DRIVER_TYPE,
+    ReferenceConfig,
+    ReferenceDriver,
+    ReferenceSessionCodec,
+)
+
+__all__ = [
+    "BASELINE",
+    "CODEC_EXAMPLES",
+    "FULL_OPTIONS",
+    "LIVE_TIMEOUT",
+    "MUTANTS",
+    "SMOKE_EXAMPLES",
+    "Mutant",
+    "NoResumeReference",
+    "ObservingReference",
+    "Rewriting",
+    "clause_mutant_map",
+    "mutant_table_markdown",
+    "options_summary",
+]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One deliberately broken driver and the clause that must catch it.
+
+    ``options`` is the smallest option set that lets the suite reach ``clause`` while
+    every other clause keeps passing. ``also_fails`` lists clauses the bug trips by
+    necessity (with ``why_also`` saying why no narrower bug exists). ``suite_patch``
+    mutates the suite instead of the driver, for clauses that are promises of the
+    suite itself. ``suite_bug`` marks a case that exposes a defect in the suite.
+    """
+
+    name: str
+    clause: str
+    description: str
+    make: Callable[[], object]
+    options: Options
+    also_fails: frozenset[str] = frozenset()
+    why_also: str = ""
+    suite_patch: Callable[[], AbstractContextManager[None]] = nullcontext
+    suite_bug: str = ""
+
+    @property
+    def expected_failures(self) -> frozenset[str]:
+        """Exactly the clauses that must fail for this mutant."""
+        return frozenset({self.clause}) | self.also_fails
+
+
+# ------------------------------------------------------------------------------------
+# Options
+# ------------------------------------------------------------------------------------
+
+# The session-codec property runs for every driver with a codec. Mutants of the codec
+# get CODEC_EXAMPLES hypothesis examples; the others keep the reference's codec, so a
+# smoke-sized budget keeps the matrix fast without weakening any kill.
+CODEC_EXAMPLES = 10
+SMOKE_EXAMPLES = 2
+# No live mutant takes long, so a hang fails within seconds rather than minutes.
+LIVE_TIMEOUT = 10.0
+
+BASELINE = Options(max_examples=SMOKE_EXAMPLES, live_run_timeout=LIVE_TIMEOUT)
+"""What every mutant's options start from (and what the table leaves out)."""
+
+
+def _opts(**changes: Any) -> Options:
+    """Hermetic options: nothing opted in."""
+    return dataclasses.replace(BASELINE, **changes)
+
+
+def _codec(**changes: Any) -> Options:
+    """Hermetic options for a mutant of the session codec."""
+    return _opts(max_examples=CODEC_EXAMPLES, **changes)
+
+
+def _live(**changes: Any) -> Options:
+    """Options that run the provider once (the live_run probe only)."""
+    return _opts(live_run=True, **changes)
+
+
+_SEED = SessionState(
+    resume_id="adaptertest-session", data={"cwd": "project", "workspace_id": "ws-1"}
+)
+
+FULL_OPTIONS = _opts(
+    max_examples=CODEC_EXAMPLES,
+    config=ReferenceConfig(cwd="project"),
+    session_state=_SEED,
+    session_keys=("cwd", "workspace_id"),
+    guard_keys=("cwd", "workspace_id"),
+    workspace="adaptertest-workspace",
+    expected_detected_model="reference-1",
+    required_config_fields=("model", "cwd"),
+    expect_reject_foreign_config=True,
+    sync_skills_probe=True,
+    live_run=True,
+    live_structured_output=True,
+    concurrent_runs=3,
+)
+"""Every opt-in any mutant uses, switched on at once, for the positive control.
+
+Left out: a custom ``live_prompt`` (it turns LIV-02 off) and the short deadline of the
+hanging-run mutant.
+"""
+
+
+# ------------------------------------------------------------------------------------
+# Shared machinery
+# ------------------------------------------------------------------------------------
+
+
+def _with(desc: Descriptor, **changes: Any) -> Descriptor:
+    """A descriptor with some top-level fields replaced (built fresh per call)."""
+    return desc.model_copy(update=changes)
+
+
+def _like(anchor: StreamPayload, payload: StreamPayload) -> StreamPayload:
+    """``payload`` stamped with the run and thread of ``anchor``, as the driver stamps."""
+    return payload.model_copy(update={"run_id": anchor.run_id, "thread_id": anchor.thread_id})
+
+
+class _HookedSink:
+    """Passes one run's emissions through the driver's hooks before the real sink."""
+
+    def __init__(self, driver: Rewriting, sink: EventSink) -> None:
+        self._driver = driver
+        self._sink = sink
+
+    def emit(self, event: RunEvent) -> None:
+        if event.type == RunEventType.ITEM and event.item is not None:
+            event = event.model_copy(update={"item": self._driver.item(event.item)})
+        for out in self._driver.event(event):
+            self._sink.emit(out)
+
+    def emit_stream(self, payload: StreamPayload) -> None:
+        for out in self._driver.stream(payload):
+            self._sink.emit_stream(out)
+
+
+class Rewriting(ReferenceDriver):
+    """The reference driver with a hook over each thing a run emits or returns.
+
+    Every hook passes its input through unchanged, so this class alone is the
+    reference driver. ``item`` applies to item events and to the transcript alike, so
+    a changed item still mirrors (RUN-04).
+    """
+
+    def stream(self, payload: StreamPayload) -> list[StreamPayload]:
+        """The stream payloads to emit in place of ``payload``."""
+        return [payload]
+
+    def event(self, event: RunEvent) -> list[RunEvent]:
+        """The run events to emit in place of ``event``."""
+        return [event]
+
+    def item(self, item: TranscriptItem) -> TranscriptItem:
+        """The transcript item to report in place of ``item``."""
+        return item
+
+    def respond(self, request: Request, response: Response) -> Response:
+        """The response to return in place of ``response``."""
+        return response
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        response = await super().run(request, _HookedSink(self, sink))
+        transcript = [self.item(item) for item in response.transcript]
+        return self.respond(request, response.model_copy(update={"transcript": transcript}))
+
+
+class _Facade:
+    """Forwards every attribute to a wrapped reference driver.
+
+    A subclass can replace one public method while the driver's own code keeps
+    calling the original, which a plain subclass cannot do.
+    """
+
+    def __init__(self) -> None:
+        self.inner = ReferenceDriver()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+class _Codec(ReferenceDriver):
+    """The reference driver handing out a codec of class ``codec``."""
+
+    codec: type[ReferenceSessionCodec] = ReferenceSessionCodec
+
+    def session_codec(self) -> ReferenceSessionCodec:
+        return self.codec()
+
+
+class NoResumeReference(Rewriting):
+    """A legal driver without resume: declares none, has no codec, returns no checkpoint."""
+
+    def descriptor(self) -> Descriptor:
+        return _with(super().descriptor(), sessions=SessionCapability())
+
+    # A driver without resume hands out no codec (SessionCodecProvider allows None).
+    def session_codec(self) -> None:  # type: ignore[override]
+        return None
+
+    def respond(self, request: Request, response: Response) -> Response:
+        return response.model_copy(update={"checkpoint": None})
+
+
+_OBSERVED_AT = datetime(2025, 1, 1, 12, 0, tzinfo=UTC)
+
+
+class ObservingReference(Rewriting):
+    """A legal driver that declares and streams MCP and todo observations.
+
+    After the echo tool's result it reports: an MCP call started, a todo list
+    (revision 1), the list cleared (revision 2), the MCP call completed. The OBS
+    mutants each override one of :meth:`facts`, :meth:`invocation` or :meth:`todos`.
+    """
+
+    def descriptor(self) -> Descriptor:
+        streaming = ObservationSupport(mcp=True, todos=True)
+        return _with(super().descriptor(), observation=ObservationCapability(streaming=streaming))
+
+    def stream(self, payload: StreamPayload) -> list[StreamPayload]:
+        if payload.kind == StreamKind.TOOL_CALL_RESULT:
+            return [payload, *(_like(payload, fact) for fact in self.facts())]
+        return [payload]
+
+    def facts(self) -> list[StreamPayload]:
+        """The observation payloads of one run, in order."""
+        item = TodoItem(id="todo-1", content="Echo the text", status=TodoStatus.IN_PROGRESS)
+        return [
+            self.invocation(InvocationPhase.STARTED),
+            self.todos(1, [item]),
+            self.todos(2, []),
+            self.invocation(InvocationPhase.COMPLETED),
+        ]
+
+    def invocation(self, phase: InvocationPhase) -> StreamPayload:
+        """One phase of the run's MCP call."""
+        fact = CapabilityInvocation(
+            invocation_id="inv-1",
+            ref=CapabilityRef(kind=CapabilityKind.MCP, key="files", operation="read_file"),
+            phase=phase,
+            evidence=InvocationEvidence.PROVIDER_PROTOCOL,
+            source=InvocationSource.PROVIDER,
+            occurred_at=_OBSERVED_AT,
+            duration=None if phase == InvocationPhase.STARTED else timedelta(0),
+        )
+        return StreamPayload(kind=StreamKind.CAPABILITY_INVOCATION, capability=fact)
+
+    def todos(self, revision: int, items: list[TodoItem] | None) -> StreamPayload:
+        """One snapshot of the run's todo list."""
+        snapshot = TodoSnapshot(
+            items=items, source=TodoSource.PLAN_UPDATE, revision=revision, occurred_at=_OBSERVED_AT
+        )
+        return StreamPayload(kind=StreamKind.TODO_UPDATED, todo=snapshot)
+
+
+# ------------------------------------------------------------------------------------
+# DRV: the descriptor
+# ------------------------------------------------------------------------------------
+
+
+class BlankDisplayName(ReferenceDriver):
+    def descriptor(self) -> Descriptor:
+        return _with(super().descriptor(), display_name="")
+
+
+class DescriptorCountsCalls(ReferenceDriver):
+    def __init__(self, config: ReferenceConfig | None = None) -> None:
+        super().__init__(config)
+        self._calls = itertools.count(1)
+
+    def descriptor(self) -> Descriptor:
+        name = f"Adaptertest Reference Driver (snapshot {next(self._calls)})"
+        return _with(super().descriptor(), display_name=name)
+
+
+class CachesDescriptor(ReferenceDriver):
+    @functools.cached_property
+    def _snapshot(self) -> Descriptor:
+        return super().descriptor()
+
+    def descriptor(self) -> Descriptor:
+        return self._snapshot
+
+
+# ------------------------------------------------------------------------------------
+# CFG: validate_config
+# ------------------------------------------------------------------------------------
+
+
+class ValidateNoneRaisesTypeError(ReferenceDriver):
+    def validate_config(self, config: object | None) -> None:
+        if config is None:
+            raise TypeError("a config is required")
+        super().validate_config(config)
+
+
+class ValidateConfigTooStrict(_Facade):
+    def validate_config(self, config: object | None) -> None:
+        if isinstance(config, ReferenceConfig) and not config.cwd:
+            raise InvalidDriverConfigError(REFERENCE_DRIVER_TYPE, ValueError("cwd is required"))
+        self.inner.validate_config(config)
+
+
+class AcceptsAnyConfig(ReferenceDriver):
+    def validate_config(self, config: object | None) -> None:
+        return None
+
+
+# ------------------------------------------------------------------------------------
+# CAP: capability declarations and probes
+# ------------------------------------------------------------------------------------
+
+
+class UnstableConfigFingerprint(ReferenceDriver):
+    def __init__(self, config: ReferenceConfig | None = None) -> None:
+        super().__init__(config)
+        self._calls = itertools.count(1)
+
+    def session_config_fingerprint(self) -> str:
+        return f"{super().session_config_fingerprint()}-{next(self._calls)}"
+
+
+class SkillsWithoutMode(ReferenceDriver):
+    def descriptor(self) -> Descriptor:
+        return _with(super().descriptor(), skills=SkillCapability(supported=True))
+
+
+class EnvironmentCheckWithoutCode(ReferenceDriver):
+    async def check_environment(self, config: object | None) -> EnvironmentReport:
+        report = await super().check_environment(config)
+        return report.model_copy(update={"checks": [EnvironmentCheck(level="pass")]})
+
+
+class ModelWithoutId(ReferenceDriver):
+    async def list_models(self, config: object | None) -> list[ModelInfo]:
+        return [ModelInfo(label="Reference Model")]
+
+
+class DetectsProviderDefault(ReferenceDriver):
+    async def detect_model(
+        self, config: object | None, profile: ProfileSelection | None
+    ) -> DetectedModel | None:
+        return DetectedModel(model="provider-default", provider="reference", source="provider")
+
+
+class DetectsBlankModel(ReferenceDriver):
+    async def detect_model(
+        self, config: object | None, profile: ProfileSelection | None
+    ) -> DetectedModel | None:
+        return DetectedModel(model=" ", provider="reference", source="config")
+
+
+class ProfileWithoutDir(ReferenceDriver):
+    async def get_profile(
+        self, config: object | None, agent: AgentIdentity, profile: ProfileSelection | None
+    ) -> AgentProfile:
+        found = await super().get_profile(config, agent, profile)
+        return found.model_copy(update={"dir": ""})
+
+
+class QuotaWindowWithoutLabel(ReferenceDriver):
+    async def get_quota(
+        self, config: object | None, profile: ProfileSelection | None
+    ) -> QuotaReport:
+        report = await super().get_quota(config, profile)
+        return report.model_copy(update={"windows": [QuotaWindow(value_label="unlimited")]})
+
+
+class SchemaForgetsCwd(ReferenceDriver):
+    async def config_schema(self, config: object | None) -> ConfigSchema | None:
+        schema = await super().config_schema(config)
+        assert schema is not None  # the reference always has one
+        kept = tuple(f for f in schema.fields if f.name != "cwd")
+        return schema.model_copy(update={"fields": kept})
+
+
+class SchemaRepeatsField(ReferenceDriver):
+    async def config_schema(self, config: object | None) -> ConfigSchema | None:
+        schema = await super().config_schema(config)
+        assert schema is not None  # the reference always has one
+        return schema.model_copy(update={"fields": (*schema.fields, schema.fields[0])})
+
+
+class ListSkillsReportsStaleSelection(ReferenceDriver):
+    async def list_skills(
+        self,
+        config: object | None,
+        payload: ResolvedSkills,
+        selected: list[str] | None,
+        resolved: list[Skill] | None,
+        profile: ProfileSelection | None,
+    ) -> SkillSnapshot:
+        snap = await super().list_skills(config, payload, selected, resolved, profile)
+        return snap.model_copy(update={"selected": ["last-session-skill"]})
+
+
+class StreamCapabilityFlips(ReferenceDriver):
+    def __init__(self, config: ReferenceConfig | None = None) -> None:
+        super().__init__(config)
+        self._calls = itertools.count()
+
+    def stream_capability(self) -> StreamCapability:
+        token_level = next(self._calls) % 2 == 0
+        return super().stream_capability().model_copy(update={"token_level": token_level})
+
+
+class PersistentWithoutClose(ReferenceDriver):
+    def descriptor(self) -> Descriptor:
+        return _with(super().descriptor(), process=ProcessCapability(persistent=True))
+
+
+# ------------------------------------------------------------------------------------
+# SO: structured output
+# ------------------------------------------------------------------------------------
+
+
+class StreamingWithoutMechanism(ReferenceDriver):
+    def descriptor(self) -> Descriptor:
+        cap = StructuredOutputCapability(works_with_streaming=True)
+        return _with(super().descriptor(), structured_output=cap)
+
+
+class StructuredOutputNotValid(Rewriting):
+    def respond(self, request: Request, response: Response) -> Response:
+        if response.structured_output is None:
+            return response
+        so = response.structured_output.model_copy(update={"valid": False})
+        return response.model_copy(update={"structured_output": so})
+
+
+class BatchOnlyStructuredOutput(ReferenceDriver):
+    """Legal on its own: native structured output on batch runs only."""
+
+    def descriptor(self) -> Descriptor:
+        desc = super().descriptor()
+        cap = desc.structured_output.model_copy(update={"works_with_streaming": False})
+        return _with(desc, structured_output=cap)
+
+
+@contextmanager
+def _structured_probe_asks_streaming() -> Iterator[None]:
+    """Suite mutant: the structured probe's request asks for a streaming run."""
+
+    def streaming_request(config: object | None, workspace_cwd: str | None) -> Request:
+        request = structured_request(config, workspace_cwd)
+        request.streaming = True
+        return request
+
+    with (
+        patch.object(adaptertest.cap, "structured_request", streaming_request),
+        patch.object(adaptertest.liv, "structured_request", streaming_request),
+    ):
+        yield
+
+
+# ------------------------------------------------------------------------------------
+# SES: the session codec
+# ------------------------------------------------------------------------------------
+
+
+class _ThreadBoundName(ReferenceSessionCodec):
+    def __init__(self) -> None:
+        self._local = threading.local()
+        self._local.name = super().name()
+
+    def name(self) -> str:
+        return str(getattr(self._local, "name", ""))
+
+
+class _EmptyStateForEmptyParams(ReferenceSessionCodec):
+    def from_params(self, params: SessionParams) -> SessionState | None:
+        return super().from_params(params) or SessionState()
+
+
+class _NoDisplayFallback(ReferenceSessionCodec):
+    def to_params(self, state: SessionState | None) -> SessionParams:
+        params = super().to_params(state)
+        if state is None:
+            return params
+        return params.model_copy(update={"display_id": state.display_id})
+
+    def from_params(self, params: SessionParams) -> SessionState | None:
+        state = super().from_params(params)
+        if state is None:
+            return None
+        return state.model_copy(update={"display_id": params.display_id})
+
+
+class _DropsDataOnRestore(ReferenceSessionCodec):
+    def from_params(self, params: SessionParams) -> SessionState | None:
+        state = super().from_params(params)
+        return state if state is None else state.model_copy(update={"data": {}})
+
+
+class _GuardOnObjectIdentity(ReferenceSessionCodec):
+    def guard_fingerprint(self, params: SessionParams) -> str:
+        return hashlib.sha256(str(id(params)).encode()).hexdigest()
+
+
+class _GuardIgnoresValues(ReferenceSessionCodec):
+    def guard_fingerprint(self, params: SessionParams) -> str:
+        return super().guard_fingerprint(SessionParams(resume_id=params.resume_id))
+
+
+class _NoneStateRaises(ReferenceSessionCodec):
+    def to_params(self, state: SessionState | None) -> SessionParams:
+        if state is None:
+            raise TypeError("no session state to encode")
+        return super().to_params(state)
+
+
+class _NamespacedRestore(ReferenceSessionCodec):
+    """Restores data under ``saved.<key>``; to_params strips the prefix again."""
+
+    prefix = "saved."
+
+    def to_params(self, state: SessionState | None) -> SessionParams:
+        params = super().to_params(state)
+        values = {k.removeprefix(self.prefix): v for k, v in params.values.items()}
+        return params.model_copy(update={"values": values})
+
+    def from_params(self, params: SessionParams) -> SessionState | None:
+        state = super().from_params(params)
+        if state is None:
+            return None
+        data = {self.prefix + k: v for k, v in state.data.items()}
+        return state.model_copy(update={"data": data})
+
+
+class _ForgetsProfileFingerprint(ReferenceSessionCodec):
+    def from_params(self, params: SessionParams) -> SessionState | None:
+        state = super().from_params(params)
+        if state is not None:
+            state.data.pop(SESSION_PARAM_PROFILE_FINGERPRINT, None)
+        return state
+
+
+class CodecNameThreadLocal(_Codec):
+    codec = _ThreadBoundName
+
+
+class EmptyStateForEmptyParams(_Codec):
+    codec = _EmptyStateForEmptyParams
+
+
+class CodecWithoutDisplayFallback(_Codec):
+    codec = _NoDisplayFallback
+
+
+class CodecDropsDataOnRestore(_Codec):
+    codec = _DropsDataOnRestore
+
+
+class GuardOnObjectIdentity(_Codec):
+    codec = _GuardOnObjectIdentity
+
+
+class GuardIgnoresValues(_Codec):
+    codec = _GuardIgnoresValues
+
+
+class ToParamsNoneRaises(_Codec):
+    codec = _NoneStateRaises
+
+
+class RestoresNamespacedKeys(_Codec):
+    codec = _NamespacedRestore
+
+
+class StoresExactProfileFingerprint(Rewriting):
+    def respond(self, request: Request, response: Response) -> Response:
+        assert response.checkpoint is not None
+        assert response.checkpoint.state is not None
+        response.checkpoint.state.data[SESSION_PARAM_PROFILE_FINGERPRINT] = (
+            request.profile_payload.fingerprint
+        )
+        return response
+
+
+# ------------------------------------------------------------------------------------
+# EVT: stream payloads
+# ------------------------------------------------------------------------------------
+
+
+class VendorPayloadBeforeStart(Rewriting):
+    def stream(self, payload: StreamPayload) -> list[StreamPayload]:
+        if payload.kind == StreamKind.RUN_STARTED:
+            return [_like(payload, StreamPayload(kind="vendor.session")), payload]
+        return [payload]
+
+
+class RunStartedTwice(Rewriting):
+    def stream(self, payload: StreamPayload) -> list[StreamPayload]:
+        return [payload, payload] if payload.kind == StreamKind.RUN_STARTED else [payload]
+
+
+class RunFinishedTwice(Rewriting):
+    def stream(self, payload: StreamPayload) -> list[StreamPayload]:
+        return [payload, payload] if payload.kind == StreamKind.RUN_FINISHED else [payload]
+
+
+class VendorPayloadAfterTerminal(Rewriting):
+    def stream(self, payload: StreamPayload) -> list[StreamPayload]:
+        if payload.kind == StreamKind.RUN_FINISHED:
+            return [payload, _like(payload, StreamPayload(kind="vendor.stats"))]
+        return [payload]
+
+
+_TEXT_KINDS = frozenset({StreamKind.TEXT_START, StreamKind.TEXT_CONTENT, StreamKind.TEXT_END})
+
+
+class TextWithoutMessageId(Rewriting):
+    def stream(self, payload: StreamPayload) -> list[StreamPayload]:
+        if payload.kind in _TEXT_KINDS:
+            return [payload.model_copy(update={"message_id": ""})]
+        return [payload]
+
+
+class EmptyTextDelta(Rewriting):
+    def stream(self, payload: StreamPayload) -> list[StreamPayload]:
+        if payload.kind == StreamKind.TEXT_START:
+            empty = payload.model_copy(update={"kind": StreamKind.TEXT_CONTENT, "delta": ""})
+            return [payload, empty]
+        return [payload]
+
+
+class ToolStartWithoutName(Rewriting):
+    def stream(self, payload: StreamPayload) -> list[StreamPayload]:
+        if payload.kind == StreamKind.TOOL_CALL_START:
+            return [payload.model_copy(update={"name": ""})]
+        return [payload]
+
+
+class EmptyReasoningDelta(Rewriting):
+    def stream(self, payload: StreamPayload) -> list[StreamPayload]:
+        if payload.kind == StreamKind.REASONING_CONTENT:
+            return [payload.model_copy(update={"delta": ""})]
+        return [payload]
+
+
+class StepsWithoutName(Rewriting):
+    def stream(self, payload: StreamPayload) -> list[StreamPayload]:
+        if payload.kind == StreamKind.RUN_STARTED:
+            return [payload, _like(payload, StreamPayload(kind=StreamKind.STEP_STARTED))]
+        if payload.kind == StreamKind.RUN_FINISHED:
+            return [_like(payload, StreamPayload(kind=StreamKind.STEP_FINISHED)), payload]
+        return [payload]
+
+
+class HitlWithoutEnvelope(Rewriting):
+    def stream_capability(self) -> StreamCapability:
+        return super().stream_capability().model_copy(update={"hitl": True})
+
+    def stream(self, payload: StreamPayload) -> list[StreamPayload]:
+        if payload.kind == StreamKind.TOOL_CALL_START:
+            asked = _like(payload, StreamPayload(kind=StreamKind.HITL_REQUESTED))
+            answered = _like(payload, StreamPayload(kind=StreamKind.HITL_RESOLVED))
+            return [asked, answered, payload]
+        return [payload]
+
+
+class TextRoleUser(Rewriting):
+    def stream(self, payload: StreamPayload) -> list[StreamPayload]:
+        if payload.kind in _TEXT_KINDS:
+            return [payload.model_copy(update={"role": Role.USER})]
+        return [payload]
+
+
+class StampsTimestamps(Rewriting):
+    def stream(self, payload: StreamPayload) -> list[StreamPayload]:
+        return [payload.model_copy(update={"timestamp": datetime.now(UTC)})]
+
+
+class TextLeftOpen(Rewriting):
+    def stream(self, payload: StreamPayload) -> list[StreamPayload]:
+        return [] if payload.kind == StreamKind.TEXT_END else [payload]
+
+
+class ReasoningDeclaredOff(Rewriting):
+    def stream_capability(self) -> StreamCapability:
+        return super().stream_capability().model_copy(update={"reasoning": False})
+
+
+class RunStartedWithMessageId(Rewriting):
+    def stream(self, payload: StreamPayload) -> list[StreamPayload]:
+        if payload.kind == StreamKind.RUN_STARTED:
+            return [payload.model_copy(update={"message_id": "msg-0"})]
+        return [payload]
+
+
+class ArgsAfterFullSnapshot(Rewriting):
+    def stream(self, payload: StreamPayload) -> list[StreamPayload]:
+        if payload.kind == StreamKind.TOOL_CALL_START:
+            return [payload.model_copy(update={"args": {"text": "ok"}})]
+        return [payload]
+
+
+# ------------------------------------------------------------------------------------
+# OBS: observation facts (on top of ObservingReference)
+# ------------------------------------------------------------------------------------
+
+
+class UndeclaredMcpFacts(ObservingReference):
+    def descriptor(self) -> Descriptor:
+        streaming = ObservationSupport(todos=True)
+        return _with(super().descriptor(), observation=ObservationCapability(streaming=streaming))
+
+
+class RawOnObservation(ObservingReference):
+    def invocation(self, phase: InvocationPhase) -> StreamPayload:
+        fact = super().invocation(phase)
+        return fact.model_copy(update={"raw": {"provider_event": "mcp_call"}})
+
+
+class LocalTimeObservation(ObservingReference):
+    def invocation(self, phase: InvocationPhase) -> StreamPayload:
+        fact = super().invocation(phase)
+        assert fact.capability is not None
+        local = _OBSERVED_AT.astimezone(timezone(timedelta(hours=2)))
+        inv = fact.capability.model_copy(update={"occurred_at": local})
+        return fact.model_copy(update={"capability": inv})
+
+
+class InvocationNeverCompletes(ObservingReference):
+    def facts(self) -> list[StreamPayload]:
+        return super().facts()[:-1]
+
+
+class ClearedTodosAsNone(ObservingReference):
+    def todos(self, revision: int, items: list[TodoItem] | None) -> StreamPayload:
+        return super().todos(revision, items or None)
+
+
+class TodoRevisionSkips(ObservingReference):
+    def todos(self, revision: int, items: list[TodoItem] | None) -> StreamPayload:
+        return super().todos(1 if revision == 1 else revision + 1, items)
+
+
+# ------------------------------------------------------------------------------------
+# RUN and TRN: run events and transcript items
+# ------------------------------------------------------------------------------------
+
+
+def _is_lifecycle(event: RunEvent) -> bool:
+    return event.type == RunEventType.LIFECYCLE
+
+
+class CombinedOutputChunk(Rewriting):
+    def event(self, event: RunEvent) -> list[RunEvent]:
+        if _is_lifecycle(event):
+            chunk = RunEvent(type=RunEventType.CHUNK, stream="combined", chunk=b"ok\n")
+            return [chunk, event]
+        return [event]
+
+
+class ItemEventWithoutItem(Rewriting):
+    def event(self, event: RunEvent) -> list[RunEvent]:
+        return [RunEvent(type=RunEventType.ITEM), event] if _is_lifecycle(event) else [event]
+
+
+class NumbersLifecycleEvents(Rewriting):
+    def event(self, event: RunEvent) -> list[RunEvent]:
+        return [event.model_copy(update={"seq": 1})] if _is_lifecycle(event) else [event]
+
+
+class InitItemNotEmitted(Rewriting):
+    def event(self, event: RunEvent) -> list[RunEvent]:
+        if event.item is not None and event.item.kind == TranscriptKind.INIT:
+            return []
+        return [event]
+
+
+class AssistantItemWithoutText(Rewriting):
+    def item(self, item: TranscriptItem) -> TranscriptItem:
+        if item.kind == TranscriptKind.ASSISTANT:
+            return item.model_copy(update={"text": ""})
+        return item
+
+
+class ToolCallItemWithoutName(Rewriting):
+    def item(self, item: TranscriptItem) -> TranscriptItem:
+        if item.kind == TranscriptKind.TOOL_CALL:
+            return item.model_copy(update={"tool_name": ""})
+        return item
+
+
+class ToolResultItemWithoutCallId(Rewriting):
+    def item(self, item: TranscriptItem) -> TranscriptItem:
+        if item.kind == TranscriptKind.TOOL_RESULT:
+            return item.model_copy(update={"tool_use_id": ""})
+        return item
+
+
+class ResultItemMarkedDelta(Rewriting):
+    def item(self, item: TranscriptItem) -> TranscriptItem:
+        if item.kind == TranscriptKind.RESULT:
+            return item.model_copy(update={"delta": True})
+        return item
+
+
+# ------------------------------------------------------------------------------------
+# LIV: live success
+# ------------------------------------------------------------------------------------
+
+
+class RunRaises(ReferenceDriver):
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        raise RunError("the provider closed the connection")
+
+
+class RunHangs(ReferenceDriver):
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        await anyio.sleep_forever()  # until the suite's live deadline cancels it
+        raise AssertionError("unreachable")
+
+
+class AnswersWithPunctuation(Rewriting):
+    def respond(self, request: Request, response: Response) -> Response:
+        return response.model_copy(update={"output": response.output + "."})
+
+
+class NoCheckpoint(Rewriting):
+    def respond(self, request: Request, response: Response) -> Response:
+        return response.model_copy(update={"checkpoint": None})
+
+
+# ------------------------------------------------------------------------------------
+# RSP: response invariants
+# ------------------------------------------------------------------------------------
+
+
+class ValidCheckpointWithoutState(NoResumeReference):
+    def respond(self, request: Request, response: Response) -> Response:
+        return response.model_copy(update={"checkpoint": Checkpoint(valid=True)})
+
+
+class RejectionWithoutDecision(Rewriting):
+    def __init__(self) -> None:
+        super().__init__(ReferenceConfig(fail_run=True))
+
+    def respond(self, request: Request, response: Response) -> Response:
+        assert response.failure is not None
+        failure = response.failure.model_copy(update={"code": FailureCode.REJECT})
+        return response.model_copy(update={"failure": failure})
+
+
+_STDOUT_DUMP = '{"type":"text","text":"hello"}\n{"type":"result","subtype":"success"}\n'
+
+
+class OutputIsStdoutDump(Rewriting):
+    def respond(self, request: Request, response: Response) -> Response:
+        assert response.raw_streams is not None
+        raw = response.raw_streams.model_copy(update={"stdout": _STDOUT_DUMP.encode()})
+        return response.model_copy(update={"output": _STDOUT_DUMP, "raw_streams": raw})
+
+
+class CodecForgetsProfileFingerprint(_Codec):
+    codec = _ForgetsProfileFingerprint
+
+
+class TruncatedTerminalJson(Rewriting):
+    def respond(self, request: Request, response: Response) -> Response:
+        assert response.raw_streams is not None
+        assert response.raw_streams.terminal is not None
+        terminal = response.raw_streams.terminal.model_copy(update={"raw_json": '{"subtype":'})
+        raw = response.raw_streams.model_copy(update={"terminal": terminal})
+        return response.model_copy(update={"raw_streams": raw})
+
+
+# ------------------------------------------------------------------------------------
+# CON: concurrent runs
+# ------------------------------------------------------------------------------------
+
+
+class _CurrentRunSink:
+    """Emits through whatever sink the driver holds at the moment of each emission."""
+
+    def __init__(self, driver: SinkKeptOnSelf) -> None:
+        self._driver = driver
+
+    def _sink(self) -> EventSink:
+        assert self._driver.current_sink is not None
+        return self._driver.current_sink
+
+    def emit(self, event: RunEvent) -> None:
+        self._sink().emit(event)
+
+    def emit_stream(self, payload: StreamPayload) -> None:
+        self._sink().emit_stream(payload)
+
+
+class SinkKeptOnSelf(ReferenceDriver):
+    current_sink: EventSink | None = None
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        self.current_sink = sink
+        return await super().run(request, _CurrentRunSink(self))
+
+
+# ------------------------------------------------------------------------------------
+# The catalogue
+# ------------------------------------------------------------------------------------
+
+_FAILING_CONFIG = ReferenceConfig(fail_run=True)
+
+MUTANTS: tuple[Mutant, ...] = (
+    # --- DRV ---
+    Mutant(
+        "BlankDisplayName",
+        "DRV-01",
+        "descriptor() leaves display_name empty",
+        BlankDisplayName,
+        _opts(),
+    ),
+    Mutant(
+        "DescriptorCountsCalls",
+        "DRV-02",
+        "descriptor() embeds a call counter in display_name",
+        DescriptorCountsCalls,
+        _opts(),
+    ),
+    Mutant(
+        "CachesDescriptor",
+        "DRV-03",
+        "descriptor() returns one cached snapshot, so its mutable dicts are shared",
+        CachesDescriptor,
+        _opts(),
+    ),
+    # --- CFG ---
+    Mutant(
+        "ValidateNoneRaisesTypeError",
+        "CFG-01",
+        "validate_config(None) raises TypeError instead of using the captured config",
+        ValidateNoneRaisesTypeError,
+        _opts(config=ReferenceConfig()),
+    ),
+    Mutant(
+        "ValidateConfigTooStrict",
+        "CFG-02",
+        "validate_config demands a cwd that the driver's own methods never need",
+        ValidateConfigTooStrict,
+        _opts(config=ReferenceConfig()),
+    ),
+    Mutant(
+        "AcceptsAnyConfig",
+        "CFG-03",
+        "validate_config accepts a config of any type",
+        AcceptsAnyConfig,
+        _opts(expect_reject_foreign_config=True),
+    ),
+    # --- CAP ---
+    Mutant(
+        "UnstableConfigFingerprint",
+        "CAP-01",
+        "session_config_fingerprint() changes on every call",
+        UnstableConfigFingerprint,
+        _opts(),
+    ),
+    Mutant(
+        "SkillsWithoutMode",
+        "CAP-02",
+        "declares skills.supported with no sync mode",
+        SkillsWithoutMode,
+        _opts(),
+    ),
+    Mutant(
+        "EnvironmentCheckWithoutCode",
+        "CAP-03",
+        "check_environment reports a check without a code",
+        EnvironmentCheckWithoutCode,
+        _opts(),
+    ),
+    Mutant(
+        "ModelWithoutId",
+        "CAP-04",
+        "list_models returns a model without an id",
+        ModelWithoutId,
+        _opts(),
+    ),
+    Mutant(
+        "DetectsProviderDefault",
+        "CAP-05",
+        "detect_model reports the provider's default model, not the configured one",
+        DetectsProviderDefault,
+        _opts(expected_detected_model="reference-1"),
+    ),
+    Mutant(
+        "DetectsBlankModel",
+        "CAP-05",
+        "detect_model returns a result whose model is blank",
+        DetectsBlankModel,
+        _opts(),
+    ),
+    Mutant(
+        "ProfileWithoutDir",
+        "CAP-06",
+        "get_profile reports a supported profile without a dir",
+        ProfileWithoutDir,
+        _opts(),
+    ),
+    Mutant(
+        "QuotaWindowWithoutLabel",
+        "CAP-07",
+        "get_quota reports a window without a label",
+        QuotaWindowWithoutLabel,
+        _opts(),
+    ),
+    Mutant(
+        "SchemaForgetsCwd",
+        "CAP-08",
+        "config_schema() omits the cwd field the descriptor's schema has",
+        SchemaForgetsCwd,
+        _opts(required_config_fields=("model", "cwd")),
+    ),
+    Mutant(
+        "SchemaRepeatsField",
+        "CAP-08",
+        "config_schema() lists the model field twice",
+        SchemaRepeatsField,
+        _opts(),
+    ),
+    Mutant(
+        "ListSkillsReportsStaleSelection",
+        "CAP-09",
+        "list_skills reports a skill from an earlier session as selected",
+        ListSkillsReportsStaleSelection,
+        _opts(),
+    ),
+    Mutant(
+        "StreamCapabilityFlips",
+        "CAP-10",
+        "stream_capability() flips token_level on every call",
+        StreamCapabilityFlips,
+        _opts(),
+    ),
+    Mutant(
+        "PersistentWithoutClose",
+        "CAP-11",
+        "declares a persistent process but has no close_processes()",
+        PersistentWithoutClose,
+        _opts(),
+    ),
+    # --- SO ---
+    Mutant(
+        "StreamingWithoutMechanism",
+        "SO-01",
+        "declares structured works_with_streaming with no structured-output mechanism",
+        StreamingWithoutMechanism,
+        _opts(),
+    ),
+    Mutant(
+        "StructuredOutputNotValid",
+        "SO-02",
+        "a native structured run returns structured_output with valid=False",
+        StructuredOutputNotValid,
+        _live(live_structured_output=True),
+    ),
+    Mutant(
+        "StructuredProbeAsksStreaming",
+        "SO-03",
+        "suite mutant: the structured probe's request asks for streaming from a driver "
+        "that declares batch-only structured output (SO-03 is the suite's own promise, "
+        "so the mutation is in the suite's request builder, not in the driver)",
+        BatchOnlyStructuredOutput,
+        _opts(),
+        suite_patch=_structured_probe_asks_streaming,
+    ),
+    # --- SES ---
+    Mutant(
+        "CodecNameThreadLocal",
+        "SES-01",
+        "the codec keeps its name in a threading.local, so name() is empty on any thread "
+        "but the one that built it",
+        CodecNameThreadLocal,
+        _codec(),
+    ),
+    Mutant(
+        "EmptyStateForEmptyParams",
+        "SES-02",
+        "from_params(SessionParams()) returns an empty state instead of None",
+        EmptyStateForEmptyParams,
+        _codec(),
+    ),
+    Mutant(
+        "CodecWithoutDisplayFallback",
+        "SES-03",
+        "to_params leaves display_id empty instead of falling back to resume_id",
+        CodecWithoutDisplayFallback,
+        _codec(),
+    ),
+    Mutant(
+        "CodecDropsDataOnRestore",
+        "SES-04",
+        "from_params drops the data values",
+        CodecDropsDataOnRestore,
+        _codec(),
+    ),
+    Mutant(
+        "GuardOnObjectIdentity",
+        "SES-05",
+        "guard_fingerprint hashes the params object's id() instead of its content",
+        GuardOnObjectIdentity,
+        _codec(),
+    ),
+    Mutant(
+        "GuardIgnoresValues",
+        "SES-06",
+        "guard_fingerprint covers resume_id only, not the values",
+        GuardIgnoresValues,
+        _codec(guard_keys=("adaptertest_probe",)),
+    ),
+    Mutant(
+        "ToParamsNoneRaises",
+        "SES-07",
+        "to_params(None) raises instead of returning the zero params",
+        ToParamsNoneRaises,
+        _codec(),
+    ),
+    Mutant(
+        "RestoresNamespacedKeys",
+        "SES-08",
+        "from_params restores data under 'saved.<key>' (to_params strips it again, so the "
+        "round trip holds but resumed runs cannot find their keys)",
+        RestoresNamespacedKeys,
+        _codec(session_keys=("adaptertest_probe",)),
+    ),
+    Mutant(
+        "StoresExactProfileFingerprint",
+        "SES-09",
+        "the checkpoint stores the exact profile fingerprint, not the session one",
+        StoresExactProfileFingerprint,
+        _live(),
+    ),
+    # --- EVT ---
+    Mutant(
+        "VendorPayloadBeforeStart",
+        "EVT-01",
+        "a vendor payload precedes run.started",
+        VendorPayloadBeforeStart,
+        _live(),
+    ),
+    Mutant(
+        "RunStartedTwice",
+        "EVT-01",
+        "run.started is emitted twice",
+        RunStartedTwice,
+        _live(),
+    ),
+    Mutant(
+        "RunFinishedTwice",
+        "EVT-02",
+        "run.finished is emitted twice",
+        RunFinishedTwice,
+        _live(),
+    ),
+    Mutant(
+        "VendorPayloadAfterTerminal",
+        "EVT-02",
+        "a vendor payload follows run.finished",
+        VendorPayloadAfterTerminal,
+        _live(),
+    ),
+    Mutant(
+        "TextWithoutMessageId",
+        "EVT-03",
+        "text payloads carry no message_id",
+        TextWithoutMessageId,
+        _live(),
+    ),
+    Mutant(
+        "EmptyTextDelta",
+        "EVT-04",
+        "an empty text.content follows text.start",
+        EmptyTextDelta,
+        _live(),
+    ),
+    Mutant(
+        "ToolStartWithoutName",
+        "EVT-05",
+        "tool_call.start carries no tool name",
+        ToolStartWithoutName,
+        _live(),
+    ),
+    Mutant(
+        "EmptyReasoningDelta",
+        "EVT-06",
+        "reasoning.content carries an empty delta",
+        EmptyReasoningDelta,
+        _live(),
+    ),
+    Mutant(
+        "StepsWithoutName",
+        "EVT-07",
+        "step.started and step.finished carry no name",
+        StepsWithoutName,
+        _live(),
+    ),
+    Mutant(
+        "HitlWithoutEnvelope",
+        "EVT-08",
+        "hitl.requested and hitl.resolved carry no envelope (HITL streaming is declared)",
+        HitlWithoutEnvelope,
+        _live(),
+    ),
+    Mutant(
+        "TextRoleUser",
+        "EVT-09",
+        "text payloads set role=user",
+        TextRoleUser,
+        _live(),
+    ),
+    Mutant(
+        "StampsTimestamps",
+        "EVT-10",
+        "every payload is stamped with the driver's own timestamp",
+        StampsTimestamps,
+        _live(),
+    ),
+    Mutant(
+        "TextLeftOpen",
+        "EVT-11",
+        "text.end is never emitted, so the text is open at run.finished",
+        TextLeftOpen,
+        _live(),
+    ),
+    Mutant(
+        "ReasoningDeclaredOff",
+        "EVT-12",
+        "stream_capability() says reasoning=False but reasoning is streamed",
+        ReasoningDeclaredOff,
+        _live(),
+    ),
+    Mutant(
+        "RunStartedWithMessageId",
+        "EVT-13",
+        "run.started carries a message_id",
+        RunStartedWithMessageId,
+        _live(),
+    ),
+    Mutant(
+        "ArgsAfterFullSnapshot",
+        "EVT-14",
+        "tool_call.start carries the complete args and args deltas follow anyway",
+        ArgsAfterFullSnapshot,
+        _live(),
+    ),
+    # --- OBS ---
+    Mutant(
+        "UndeclaredMcpFacts",
+        "OBS-01",
+        "streams MCP invocation facts while declaring only todo observations",
+        UndeclaredMcpFacts,
+        _live(),
+    ),
+    Mutant(
+        "RawOnObservation",
+        "OBS-02",
+        "capability.invocation payloads also carry the provider's raw event",
+        RawOnObservation,
+        _live(),
+    ),
+    Mutant(
+        "LocalTimeObservation",
+        "OBS-03",
+        "capability invocations are stamped in local time (+02:00), not UTC",
+        LocalTimeObservation,
+        _live(),
+    ),
+    Mutant(
+        "InvocationNeverCompletes",
+        "OBS-04",
+        "the MCP invocation starts but never reaches a terminal phase",
+        InvocationNeverCompletes,
+        _live(),
+    ),
+    Mutant(
+        "ClearedTodosAsNone",
+        "OBS-05",
+        "a cleared todo list is reported with items=None instead of []",
+        ClearedTodosAsNone,
+        _live(),
+    ),
+    Mutant(
+        "TodoRevisionSkips",
+        "OBS-06",
+        "todo revisions jump from 1 to 3",
+        TodoRevisionSkips,
+        _live(),
+    ),
+    # --- RUN ---
+    Mutant(
+        "CombinedOutputChunk",
+        "RUN-01",
+        "a chunk event names stream 'combined'",
+        CombinedOutputChunk,
+        _live(),
+    ),
+    Mutant(
+        "ItemEventWithoutItem",
+        "RUN-02",
+        "an item event carries no item",
+        ItemEventWithoutItem,
+        _live(),
+    ),
+    Mutant(
+        "NumbersLifecycleEvents",
+        "RUN-03",
+        "the lifecycle run event carries seq=1",
+        NumbersLifecycleEvents,
+        _live(),
+    ),
+    Mutant(
+        "InitItemNotEmitted",
+        "RUN-04",
+        "the init transcript item is never emitted as an item event",
+        InitItemNotEmitted,
+        _live(),
+    ),
+    # --- TRN ---
+    Mutant(
+        "AssistantItemWithoutText",
+        "TRN-01",
+        "the assistant transcript item has no text",
+        AssistantItemWithoutText,
+        _live(),
+    ),
+    Mutant(
+        "ToolCallItemWithoutName",
+        "TRN-02",
+        "the tool_call transcript item has no tool_name",
+        ToolCallItemWithoutName,
+        _live(),
+    ),
+    Mutant(
+        "ToolResultItemWithoutCallId",
+        "TRN-03",
+        "the tool_result transcript item has no tool_use_id",
+        ToolResultItemWithoutCallId,
+        _live(),
+    ),
+    Mutant(
+        "ResultItemMarkedDelta",
+        "TRN-04",
+        "the result transcript item is marked delta=True",
+        ResultItemMarkedDelta,
+        _live(),
+    ),
+    # --- LIV ---
+    Mutant(
+        "FailingRuns",
+        "LIV-01",
+        "every run ends in a faithfully reported agent_error (exit 1, no checkpoint)",
+        functools.partial(ReferenceDriver, _FAILING_CONFIG),
+        _live(),
+    ),
+    Mutant(
+        "RunRaises",
+        "LIV-01",
+        "run raises RunError without a response",
+        RunRaises,
+        _live(),
+    ),
+    Mutant(
+        "RunHangs",
+        "LIV-01",
+        "run never returns (cancelled at the live deadline)",
+        RunHangs,
+        _live(live_run_timeout=0.3),
+    ),
+    Mutant(
+        "AnswersWithPunctuation",
+        "LIV-02",
+        "answers the default prompt with 'OK.'",
+        AnswersWithPunctuation,
+        _live(),
+    ),
+    Mutant(
+        "NoCheckpoint",
+        "LIV-03",
+        "a resumable driver returns no checkpoint",
+        NoCheckpoint,
+        _live(),
+    ),
+    # --- RSP ---
+    Mutant(
+        "ValidCheckpointWithoutState",
+        "RSP-01",
+        "a driver without resume returns checkpoint valid=True with no state",
+        ValidCheckpointWithoutState,
+        _live(),
+    ),
+    Mutant(
+        "RejectionWithoutDecision",
+        "RSP-02",
+        "a failed run reports decision_rejected without failure.human_decision",
+        RejectionWithoutDecision,
+        _live(),
+        also_fails=frozenset({"LIV-01"}),
+        why_also="every failure fails the live run, and RSP-02 judges only failures",
+    ),
+    Mutant(
+        "OutputIsStdoutDump",
+        "RSP-03",
+        "output is the whole JSONL stdout (custom prompt, so LIV-02 has no answer to check)",
+        OutputIsStdoutDump,
+        _live(live_prompt="Say hello."),
+    ),
+    Mutant(
+        "CodecForgetsProfileFingerprint",
+        "RSP-04",
+        "from_params drops the profile_fingerprint value, so the live checkpoint does not "
+        "round-trip (the codec laws' states never hold that key)",
+        CodecForgetsProfileFingerprint,
+        _live(max_examples=CODEC_EXAMPLES),
+    ),
+    Mutant(
+        "TruncatedTerminalJson",
+        "RSP-05",
+        "raw_streams.terminal.raw_json is cut off mid-object",
+        TruncatedTerminalJson,
+        _live(),
+    ),
+    # --- CON ---
+    Mutant(
+        "SinkKeptOnSelf",
+        "CON-01",
+        "keeps the current run's sink on the shared instance, so overlapping runs emit "
+        "into the last-started run's sink",
+        SinkKeptOnSelf,
+        _opts(concurrent_runs=3),
+    ),
+)
+
+
+# ------------------------------------------------------------------------------------
+# The generated table (docs/mutants.md)
+# ------------------------------------------------------------------------------------
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, ReferenceConfig | SessionState):
+        fields = value.model_dump(exclude_defaults=True)
+        inner = ", ".join(f"{k}={v!r}" for k, v in fields.items())
+        return f"{type(value).__name__}({inner})"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(repr(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    return repr(value)
+
+
+def options_summary(options: Options) -> str:
+    """The options that differ from :data:`BASELINE`, as ``name=value`` (True flags by
+    name)."""
+    parts: list[str] = []
+    for f in dataclasses.fields(Options):
+        value = getattr(options, f.name)
+        if value == getattr(BASELINE, f.name):
+            continue
+        parts.append(f.name if value is True else f"{f.name}={_shown(value)}")
+    return ", ".join(parts) or "(defaults)"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def mutant_table_markdown() -> str:
+    """docs/mutants.md: every clause with the mutants that must trip it, and nothing else."""
+    by_clause: dict[str, list[Mutant]] = {c.id: [] for c in CLAUSES}
+    for mutant in MUTANTS:
+        by_clause[mutant.clause].append(mutant)
+    covered = sum(1 for found in by_clause.values() if found)
+    lines = [
+        "# Mutant catalogue and kill matrix",
+        "",
+        "<!-- Generated by tests/selfproof/mutants.py:mutant_table_markdown(); "
+        "test_kill_matrix.py checks it is current. -->",
+        "",
+        "Each mutant is a small variation of the reference driver that breaks one rule. "
+        "The kill matrix (`tests/selfproof/test_kill_matrix.py`) runs the whole suite "
+        "against each one and requires the failing clauses to be exactly the mutant's "
+        "clause, plus the listed extras where no narrower bug exists. Options are the "
+        f"ones that differ from `Options(max_examples={SMOKE_EXAMPLES}, "
+        f"live_run_timeout={LIVE_TIMEOUT:g})`: mutants that keep the reference's session "
+        "codec run the codec property as a smoke test only.",
+        "",
+        f"Clauses covered: {covered}/{len(CLAUSES)}; mutants: {len(MUTANTS)}.",
+        "",
+        "| Clause | Mutant | Broken behaviour | Options | Also fails |",
+        "|---|---|---|---|---|",
+    ]
+    for clause_id, found in by_clause.items():
+        if not found:
+            lines.append(f"| {clause_id} | **none** | | | |")
+        for mutant in found:
+            extra = ", ".join(sorted(mutant.also_fails))
+            if extra:
+                extra = f"{extra} ({mutant.why_also})"
+            if mutant.suite_bug:
+                extra = f"{extra} suite bug: {mutant.suite_bug}".strip()
+            lines.append(
+                f"| {clause_id} | `{mutant.name}` | {_cell(mutant.description)} | "
+                f"{_cell(options_summary(mutant.options))} | {_cell(extra)} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def clause_mutant_map() -> str:
+    """One line per clause: its ID and the names of the mutants that target it."""
+    lines = []
+    for clause in CLAUSES:
+        names = [m.name for m in MUTANTS if m.clause == clause.id]
+        lines.append(f"{clause.id:<7} -> {', '.join(names) or 'UNCOVERED'}")
+    return "\n".join(lines)
+
+
+def _check_catalogue() -> None:
+    """Catch typos at import: every target is a known clause, every name unique."""
+    unknown = [m.name for m in MUTANTS if m.clause not in CLAUSE_BY_ID]
+    unknown += [m.name for m in MUTANTS if not m.also_fails <= set(CLAUSE_BY_ID)]
+    names = [m.name for m in MUTANTS]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if unknown or repeated:
+        raise ValueError(f"bad catalogue: unknown clauses in {unknown}, repeated names {repeated}")
+
+
+_check_catalogue()
