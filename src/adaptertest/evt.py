@@ -213,16 +213,21 @@ class StreamVerifier:
         i = self._index
         self._index = i + 1
         out: list[Violation] = []
-        d = payload.__dict__
-        kind = d["kind"]
-        if d["role"] or d["sequence"] or d["seq"] or d["timestamp"] is not None:
-            self._envelope(i, kind, d, out)
-        if d["capability"] is not None or d["todo"] is not None:
-            self._obs.misplaced(i, kind, d, out)
-        handler = self._dispatch.get(kind)
-        if handler is None:
-            handler = self._default
-        handler(i, d, out)
+        try:
+            d = payload.__dict__
+            kind = d["kind"]
+            if d["role"] or d["sequence"] or d["seq"] or d["timestamp"] is not None:
+                self._envelope(i, kind, d, out)
+            if d["capability"] is not None or d["todo"] is not None:
+                self._obs.misplaced(i, kind, d, out)
+            handler = self._dispatch.get(kind)
+            if handler is None:
+                handler = self._default
+            handler(i, d, out)
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            # Only a payload that bypassed validation (model_construct, assignment) gets
+            # here: judge it as malformed instead of crashing the run.
+            out.append(_malformed(i, payload, exc))
         return out
 
     def finish(self) -> list[Violation]:
@@ -592,7 +597,9 @@ def verify_stream_capability(
     out: list[Violation] = []
     args_ok, reasoning_ok, hitl_ok = cap.tool_call_args, cap.reasoning, cap.hitl
     for i, payload in enumerate(payloads):
-        kind = payload.kind
+        kind = getattr(payload, "kind", None)
+        if not isinstance(kind, str):
+            continue  # malformed: verify_stream_sequence reports it
         if kind == TOOL_ARGS and not args_ok:
             args_ok = True
             flag = "tool_call_args"
@@ -610,3 +617,31 @@ def verify_stream_capability(
         if args_ok and reasoning_ok and hitl_ok:
             break
     return out
+
+
+# The clause a malformed payload breaks, by kind prefix: the rule its fields serve.
+_MALFORMED_CLAUSE: Final = (
+    ("text.", "EVT-03"),
+    ("reasoning.", "EVT-06"),
+    ("tool_call.", "EVT-05"),
+    ("step.", "EVT-07"),
+    ("hitl.", "EVT-08"),
+    ("run.started", "EVT-01"),
+    ("run.", "EVT-02"),
+    ("capability.invocation", "OBS-03"),
+    ("todo.updated", "OBS-05"),
+)
+
+
+def _malformed(index: int, payload: object, exc: Exception) -> Violation:
+    """A payload whose fields have the wrong types, as the violation of its kind's rule."""
+    kind = getattr(payload, "__dict__", {}).get("kind")
+    clause = "EVT-01"  # no usable kind: the stream's order cannot be judged
+    if isinstance(kind, str):
+        clause = next((c for prefix, c in _MALFORMED_CLAUSE if kind.startswith(prefix)), "EVT-02")
+    shown = repr(kind) if isinstance(kind, str) else type(kind).__name__
+    return Violation(
+        clause,
+        f"payload {index} ({shown}) is malformed: {type(exc).__name__} while reading its fields "
+        "(was it built with model_construct or changed after validation?)",
+    )

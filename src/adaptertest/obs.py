@@ -499,12 +499,13 @@ def verify_observation_support(
     """
     out: list[Violation] = []
     for i, payload in enumerate(payloads):
-        kind = payload.kind
+        kind = getattr(payload, "kind", None)
         if kind == TODO_KIND:
             if not support.todos:
                 out.append(Violation("OBS-01", f"payload {i} ({kind}): todos are not declared"))
         elif kind == CAPABILITY_KIND and payload.capability is not None:
-            cap_kind = getattr(payload.capability.ref, "kind", "")
+            # getattr throughout: a fact built with model_construct may be anything.
+            cap_kind = getattr(getattr(payload.capability, "ref", None), "kind", "")
             flag = _SUPPORT_FLAG.get(cap_kind) if isinstance(cap_kind, str) else None
             if flag is None or not getattr(support, flag):
                 out.append(
