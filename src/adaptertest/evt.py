@@ -210,24 +210,34 @@ class StreamVerifier:
 
     def feed(self, payload: StreamPayload) -> list[Violation]:
         """Check one payload; return the violations it causes (empty = fine so far)."""
-        i = self._index
-        self._index = i + 1
+        return self.feed_many((payload,))
+
+    def feed_many(self, payloads: Iterable[StreamPayload]) -> list[Violation]:
+        """Check payloads in turn; return their violations in order (one loop, no per-call
+        overhead: the fast path for whole streams)."""
         out: list[Violation] = []
-        try:
-            d = payload.__dict__
-            kind = d["kind"]
-            if d["role"] or d["sequence"] or d["seq"] or d["timestamp"] is not None:
-                self._envelope(i, kind, d, out)
-            if d["capability"] is not None or d["todo"] is not None:
-                self._obs.misplaced(i, kind, d, out)
-            handler = self._dispatch.get(kind)
-            if handler is None:
-                handler = self._default
-            handler(i, d, out)
-        except (AttributeError, KeyError, TypeError, ValueError) as exc:
-            # Only a payload that bypassed validation (model_construct, assignment) gets
-            # here: judge it as malformed instead of crashing the run.
-            out.append(_malformed(i, payload, exc))
+        i = self._index
+        envelope = self._envelope
+        misplaced = self._obs.misplaced
+        for payload in payloads:
+            try:
+                d = payload.__dict__
+                kind = d["kind"]
+                if d["role"] or d["sequence"] or d["seq"] or d["timestamp"] is not None:
+                    envelope(i, kind, d, out)
+                if d["capability"] is not None or d["todo"] is not None:
+                    misplaced(i, kind, d, out)
+                # Handlers swap the dispatch table (first payload, terminal): read it anew.
+                handler = self._dispatch.get(kind)
+                if handler is None:
+                    handler = self._default
+                handler(i, d, out)
+            except (AttributeError, KeyError, TypeError, ValueError) as exc:
+                # Only a payload that bypassed validation (model_construct, assignment)
+                # gets here: judge it as malformed instead of crashing the run.
+                out.append(_malformed(i, payload, exc))
+            i += 1
+            self._index = i
         return out
 
     def finish(self) -> list[Violation]:
@@ -572,12 +582,7 @@ class StreamVerifier:
 def verify_stream_sequence(payloads: Iterable[StreamPayload]) -> list[Violation]:
     """Rich stream checks over a whole stream (EVT-01..11, EVT-13, EVT-14, OBS-02..06)."""
     verifier = StreamVerifier()
-    feed = verifier.feed
-    out: list[Violation] = []
-    for payload in payloads:
-        found = feed(payload)
-        if found:
-            out += found
+    out = verifier.feed_many(payloads)
     out += verifier.finish()
     return out
 

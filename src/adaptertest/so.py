@@ -7,10 +7,9 @@ that SO-03 promises never to exceed lives next to the rule it serves.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
-
-import jsonschema
 
 from adaptertest._violation import Violation
 from driver.descriptor import (
@@ -209,7 +208,12 @@ def _encode_value(value: Any) -> str | None:
         return None
 
 
-_SCHEMA_VALIDATOR = jsonschema.Draft202012Validator(json.loads(STRUCTURED_SCHEMA))
+@functools.cache
+def _schema_validator() -> Any:
+    """Built on first use: jsonschema is only needed when SO-02 fails."""
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(json.loads(STRUCTURED_SCHEMA))
 
 
 def _schema_verdict(value: Any) -> str:
@@ -217,7 +221,7 @@ def _schema_verdict(value: Any) -> str:
 
     Names the failing keyword and location only, never the value itself.
     """
-    errors = sorted(_SCHEMA_VALIDATOR.iter_errors(value), key=lambda e: list(e.absolute_path))
+    errors = sorted(_schema_validator().iter_errors(value), key=lambda e: list(e.absolute_path))
     if not errors:
         return 'it satisfies the schema but is not exactly {"ok": true}'
     first = errors[0]
