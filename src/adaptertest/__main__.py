@@ -6,6 +6,7 @@ CLI and starts once per driver run, so it must start fast.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 
@@ -17,6 +18,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from adaptertest.replay import main as replay_main
 
         return replay_main(args[1:])
+    # The suite's session-codec properties use hypothesis with their own strategies; in
+    # this process, third-party hypothesis plugins (some import pytest) are dead weight.
+    os.environ.setdefault("HYPOTHESIS_NO_PLUGINS", "1")
     from adaptertest.cli import main as cli_main
 
     return cli_main(args)
