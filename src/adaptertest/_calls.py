@@ -65,6 +65,15 @@ def describe_error(label: str, error: BaseException) -> str:
     return f"{label} raised {type(error).__module__}.{type(error).__qualname__}{detail}"
 
 
+def is_driver_fault(exc: BaseException) -> bool:
+    """Whether ``exc`` is the driver's to answer for, not a cancellation or Ctrl-C.
+
+    Any exception a driver raises is data for a clause, BaseException subclasses of its
+    own included; the user's KeyboardInterrupt and the suite's own cancel scopes are not.
+    """
+    return not isinstance(exc, KeyboardInterrupt | anyio.get_cancelled_exc_class())
+
+
 def _unwrap(error: BaseException) -> BaseException:
     while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
         error = error.exceptions[0]
@@ -95,6 +104,12 @@ class _Loop:
         self._thread = threading.Thread(target=main, name="adaptertest-driver-loop", daemon=True)
         self._thread.start()
         self.portal = ready.result(timeout=30)
+
+    def stop_when_free(self) -> None:
+        """Stop the loop as soon as it runs again (blocks until then)."""
+        with contextlib.suppress(BaseException):
+            self.portal.start_task_soon(self.portal.stop, True).result()
+        self._stopped.wait()
 
     def close(self) -> None:
         """Stop the loop, waiting briefly; a stuck loop is left to die with the process."""
@@ -128,7 +143,11 @@ class CallRunner:
 
     def _discard_loop(self) -> None:
         with self._lock:
-            self._loop = None  # abandoned: its daemon thread may be stuck forever
+            stuck, self._loop = self._loop, None
+        if stuck is not None:
+            # Stop it whenever the driver lets go; a loop blocked for good dies with the
+            # process (its thread is a daemon).
+            threading.Thread(target=stuck.stop_when_free, daemon=True).start()
 
     def call(
         self,
@@ -162,7 +181,9 @@ class CallRunner:
                     result = fn(*args)
                     if inspect.isawaitable(result):
                         result = await result
-                except Exception as exc:  # noqa: BLE001 - driver errors are data here
+                except BaseException as exc:
+                    if not is_driver_fault(exc):
+                        raise
                     return Outcome(error=exc, elapsed=time.perf_counter() - start)
                 return Outcome(value=result, elapsed=time.perf_counter() - start)
             assert scope.cancelled_caught

@@ -17,6 +17,7 @@ from adaptertest._violation import Violation
 from adaptertest.clauses import CLAUSE_BY_ID
 from adaptertest.options import Options
 from driver.descriptor import Descriptor
+from driver.protocols import implements
 
 T = TypeVar("T")
 
@@ -142,13 +143,21 @@ class ProbeContext:
         return value
 
     def method(self, name: str, obj: object | None = None) -> Callable[..., Any] | None:
-        """The callable attribute ``name`` of the driver (or ``obj``), if any."""
+        """The callable attribute ``name`` of the driver (or ``obj``), if any.
+
+        Looked up under the probe timeout: a property may raise or hang. Either way the
+        method counts as absent.
+        """
         target = self.driver if obj is None else obj
-        try:
-            attr = getattr(target, name, None)
-        except Exception:  # noqa: BLE001 - a raising property counts as absent
-            return None
+        outcome = self.attempt(getattr, target, name, None, awaitable=False)
+        attr = outcome.value if outcome.ok else None
         return attr if callable(attr) else None
+
+    def implements(self, protocol: type, obj: object | None = None) -> bool:
+        """``driver.protocols.implements`` on the driver (or ``obj``), under the timeout."""
+        target = self.driver if obj is None else obj
+        outcome = self.attempt(implements, target, protocol, awaitable=False)
+        return outcome.ok and outcome.value is True
 
     def new_driver(self, clause: str) -> object:
         """Another instance from the factory (for cross-instance determinism)."""

@@ -100,7 +100,9 @@ class Suite:
             )
             return
         self._driver = made.value
-        descriptor = getattr(self._driver, "descriptor", None)
+        # A property may raise or hang: even the lookup is a bounded call.
+        found = self.runner.call(getattr, self._driver, "descriptor", None, timeout=timeout)
+        descriptor = found.value if found.ok else None
         if not callable(descriptor):
             self._setup_error = (
                 f"{type(self._driver).__qualname__} has no callable descriptor() method"
@@ -163,7 +165,9 @@ class Suite:
             probe_function(name)(ctx)
         except ProbeAbort:
             pass
-        except Exception as exc:  # noqa: BLE001 - a suite bug must not hide the driver's
+        except BaseException as exc:
+            if isinstance(exc, KeyboardInterrupt):
+                raise
             detail = describe_error(f"the suite's {name} probe", exc)
             for clause in clauses:
                 if clause not in ctx.record.judged and clause not in ctx.record.skipped:
@@ -181,9 +185,12 @@ class Suite:
         skips: list[str] = []
         judged = False
         duration = 0.0
+        shared = len(records) > 1
         for probe, record, took in records:
             duration += took
-            messages.extend(record.violations.get(clause_id, ()))
+            for message in record.violations.get(clause_id, ()):
+                # A clause two probes judge says which probe saw each violation.
+                messages.append(_tag(message, clause_id, probe) if shared else message)
             judged = judged or clause_id in record.judged
             notes.extend(record.notes)
             if clause_id in record.skipped:
@@ -242,6 +249,12 @@ class Suite:
                 text = text.replace(form, SECRET_MASK)
                 text = _mask_truncated(text, form)
         return text
+
+
+def _tag(message: str, clause: str, probe: str) -> str:
+    """``message`` with the probe that observed it, right after the clause ID."""
+    head = f"{clause}: "
+    return f"{head}[{probe}] {message.removeprefix(head)}"
 
 
 def _spellings(secret: str) -> tuple[str, ...]:

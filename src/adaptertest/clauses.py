@@ -441,8 +441,9 @@ CLAUSES: tuple[Clause, ...] = (
     ),
     _c(
         "RUN-02",
-        "item events carry an item",
-        "An item event carries a transcript item, which obeys the TRN rules.",
+        "run events are well-formed; item events carry an item",
+        "Every run event is a well-formed RunEvent, and an item event carries a transcript "
+        "item, which obeys the TRN rules.",
         L,
         *_LIVE,
     ),

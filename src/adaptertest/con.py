@@ -127,6 +127,9 @@ def _judge_run(
             "LIV-01", f"run() returned {type(result.value).__qualname__}, expected driver.Response"
         )
         return
+    if result.malformed is not None:
+        verdicts.fail("LIV-01", f"run() returned a malformed Response ({result.malformed})")
+        return
     _crosstalk(verdicts, result, pristine.run_id, owners)
     response, error = result.response, result.error
     if response is not None:
@@ -148,9 +151,8 @@ def _judge_run(
 def _crosstalk(verdicts: LiveVerdicts, result: LiveRun, own: str, owners: dict[str, int]) -> None:
     """Payloads stamped with another run's id reached this run's sink."""
     for index, payload in enumerate(result.stream):
-        owner = owners.get(payload.run_id)
-        if payload.run_id != own and owner is not None:
+        run_id = getattr(payload, "run_id", None)  # malformed payloads: EVT reports them
+        owner = owners.get(run_id) if isinstance(run_id, str) else None
+        if run_id != own and owner is not None:
             # The run ids are the suite's own strings, so this message needs no redaction.
-            verdicts.fail(
-                "crosstalk", f"payload {index} carries run_id {payload.run_id!r} of run {owner}"
-            )
+            verdicts.fail("crosstalk", f"payload {index} carries run_id {run_id!r} of run {owner}")

@@ -24,8 +24,9 @@ from typing import Any, NoReturn
 
 import anyio
 
-from adaptertest._calls import describe_hang
+from adaptertest._calls import describe_hang, is_driver_fault
 from adaptertest._probe import ProbeContext
+from adaptertest._shape import shape_problem
 from adaptertest._violation import Violation
 from adaptertest.cap import structured_probe_plan
 from adaptertest.clauses import CLAUSES
@@ -45,7 +46,7 @@ from driver.errors import RunError
 from driver.events import RunEvent, StreamPayload
 from driver.output import OutputFormat, StructuredOutputSource
 from driver.profile import ProfilePayload
-from driver.protocols import StreamSupport, implements
+from driver.protocols import StreamSupport
 from driver.run import Request, Response
 from driver.runtime import WorkspaceLease
 from driver.session import SESSION_PARAM_PROFILE_FINGERPRINT
@@ -316,7 +317,7 @@ class LiveRun:
     """
 
     value: object = None
-    error: Exception | None = None
+    error: BaseException | None = None
     timed_out: bool = False
     elapsed: float = 0.0
     events: list[RunEvent] = field(default_factory=list)
@@ -336,6 +337,12 @@ class LiveRun:
     def wrong_type(self) -> bool:
         """``run`` returned in time, without raising, something that is not a Response."""
         return not self.timed_out and self.error is None and not isinstance(self.value, Response)
+
+    @property
+    def malformed(self) -> str | None:
+        """Why the response is not a well-formed Response (it may have bypassed validation)."""
+        response = self.response
+        return None if response is None else shape_problem(response, Response)
 
     def capture(self, sink: RecordingSink) -> None:
         """Take the sink's contents (call after :func:`settle`)."""
@@ -360,7 +367,9 @@ async def run_once(
             if inspect.isawaitable(value):
                 value = await value
             result.value = value
-        except Exception as exc:  # noqa: BLE001 - the driver's error is judged, not raised
+        except BaseException as exc:
+            if not is_driver_fault(exc):
+                raise
             result.error = exc
     sink.seal()
     result.timed_out = scope.cancel_called
@@ -377,7 +386,7 @@ async def settle() -> None:
 def stream_plan(ctx: ProbeContext) -> tuple[bool, StreamCapability | None]:
     """Whether the rich stream checks apply (the driver implements StreamSupport), and
     its stream capability from one bounded call (None when that call fails)."""
-    if not implements(ctx.driver, StreamSupport):
+    if not ctx.implements(StreamSupport):
         return False, None
     method = ctx.method("stream_capability")
     if method is None:
@@ -463,7 +472,7 @@ class LiveVerdicts:
             return
         run = self.run
         diagnostic = live_diagnostic(
-            None if run is None else run.response,
+            None if run is None or run.malformed is not None else run.response,
             None if run is None else run.error,
             structured=self.structured,
         )
@@ -529,6 +538,8 @@ def _execute(
             "LIV-01",
             f"run() returned {type(result.value).__qualname__}, expected driver.Response",
         )
+    if result.malformed is not None:
+        verdicts.stop("LIV-01", f"run() returned a malformed Response ({result.malformed})")
     return result
 
 
@@ -562,7 +573,8 @@ def _judge_success(ctx: ProbeContext, verdicts: LiveVerdicts, result: LiveRun) -
         verdicts.report(verify_outcome(response, error), judge=_OUTCOME_CLAUSES)
     success = verify_live_success(response, error)
     if success or response is None:
-        verdicts.stop("LIV-01", verdicts.shown(success[0]) if success else "no response")
+        # LIV-01 messages name outcome fields and exception types only: safe to show.
+        verdicts.stop("LIV-01", success[0].message if success else "no response")
     ctx.judge("LIV-01")
     resumable = ctx.descriptor.sessions.supports_resume
     verdicts.report(verify_live_checkpoint(resumable, response), judge=("LIV-03",))

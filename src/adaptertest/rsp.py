@@ -8,8 +8,9 @@ reports its failure faithfully is legal input to all three.
 
 from __future__ import annotations
 
+import inspect
 import json
-from typing import cast
+from typing import TypeVar, cast
 
 from adaptertest._violation import Violation
 from adaptertest.trn import verify_transcript
@@ -186,13 +187,32 @@ def verify_outcome(response: Response | None, error: BaseException | None) -> li
     return out
 
 
+T = TypeVar("T")
+
+
+class _NotPlain(Exception):
+    """A sync-declared codec call returned an awaitable (closed, never awaited)."""
+
+
+def _plain(value: T, call: str) -> T:
+    """``value``, unless a sync-declared call returned an awaitable: close it and raise."""
+    if inspect.isawaitable(value):
+        close = getattr(value, "close", None)
+        if callable(close):
+            close()
+        raise _NotPlain(call)
+    return value
+
+
 def _codec_of(driver: object) -> tuple[SessionCodec | None, Violation | None]:
     """Fetch the driver's codec, or the RSP-04 violation explaining why there is none."""
     if not implements(driver, SessionCodecProvider):
         return None, Violation("RSP-04", "valid checkpoint from a driver without session_codec()")
     provider = cast(SessionCodecProvider, driver)
     try:
-        codec = provider.session_codec()
+        codec = _plain(provider.session_codec(), "session_codec()")
+    except _NotPlain:
+        return None, Violation("RSP-04", "session_codec() returned an awaitable, not a codec")
     except Exception as exc:  # noqa: BLE001 - any raise is the RSP-04 finding
         return None, Violation("RSP-04", f"session_codec() raised {type(exc).__name__}")
     if codec is None:
@@ -215,7 +235,7 @@ def _changed_fields(first: SessionParams, second: SessionParams) -> str:
 
 
 def _round_trip(codec: SessionCodec, state: SessionState, out: list[Violation]) -> None:
-    params = codec.to_params(state)
+    params = _plain(codec.to_params(state), "to_params")
     if params.resume_id != state.resume_id:
         out.append(
             Violation(
@@ -224,14 +244,14 @@ def _round_trip(codec: SessionCodec, state: SessionState, out: list[Violation]) 
                 f"{params.resume_id!r}",
             )
         )
-    guard = codec.guard_fingerprint(params)
+    guard = _plain(codec.guard_fingerprint(params), "guard_fingerprint")
     if not isinstance(guard, str) or guard == "":
         out.append(Violation("RSP-04", "guard_fingerprint of the checkpoint params is empty"))
-    restored = codec.from_params(params)
+    restored = _plain(codec.from_params(params), "from_params")
     if restored is None:
         out.append(Violation("RSP-04", "from_params of the checkpoint params returned None"))
         return
-    again = codec.to_params(restored)
+    again = _plain(codec.to_params(restored), "to_params")
     if again != params:
         out.append(
             Violation(
@@ -259,6 +279,8 @@ def verify_checkpoint_codec(driver: object, response: Response | None) -> list[V
     out: list[Violation] = []
     try:
         _round_trip(codec, state, out)
+    except _NotPlain as exc:
+        out.append(Violation("RSP-04", f"codec {exc} returned an awaitable; codec calls are plain"))
     except Exception as exc:  # noqa: BLE001 - any raise is the RSP-04 finding
         out.append(
             Violation(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from adaptertest._shape import shape_problem
 from adaptertest._violation import Violation
 from adaptertest.trn import check_transcript_item
 from driver.events import RunEvent, RunEventType, TranscriptItem
@@ -26,6 +27,10 @@ def verify_run_events(events: Sequence[RunEvent]) -> list[Violation]:
     out: list[Violation] = []
     for index, event in enumerate(events):
         where = f"event {index}"
+        problem = shape_problem(event, RunEvent)
+        if problem is not None:
+            out.append(Violation("RUN-02", f"{where} is not a well-formed RunEvent: {problem}"))
+            continue
         if event.seq != 0:
             out.append(Violation("RUN-03", f"{where} ({event.type!s}) carries seq={event.seq}"))
         if event.type == RunEventType.CHUNK:
@@ -41,7 +46,10 @@ def verify_run_events(events: Sequence[RunEvent]) -> list[Violation]:
 
 def _emitted_items(events: Sequence[RunEvent]) -> list[TranscriptItem]:
     return [
-        event.item for event in events if event.type == RunEventType.ITEM and event.item is not None
+        item
+        for event in events
+        if getattr(event, "type", None) == RunEventType.ITEM
+        and (item := getattr(event, "item", None)) is not None
     ]
 
 

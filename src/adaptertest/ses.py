@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, Protocol, TypeVar
 from adaptertest._calls import describe_error, describe_hang
 from adaptertest._probe import ProbeContext
 from adaptertest.options import DEFAULT_SESSION_STATE
-from driver.protocols import SessionCodec, SessionCodecProvider, implements
+from driver.protocols import SessionCodec, SessionCodecProvider
 from driver.run import SessionState
 from driver.session import SessionParams
 
@@ -555,7 +555,7 @@ def _check_generated(
 def _obtain_codec(ctx: ProbeContext) -> SessionCodec | None:
     """The driver's codec, None to skip, or an SES-01 fatal."""
     declared = ctx.descriptor.sessions.supports_resume
-    if not implements(ctx.driver, SessionCodecProvider):
+    if not ctx.implements(SessionCodecProvider):
         if not declared:
             ctx.skip(CODEC_CLAUSES, "driver exposes no session codec (session_codec)")
             return None
@@ -593,8 +593,8 @@ def _obtain_codec(ctx: ProbeContext) -> SessionCodec | None:
             "sessions.supports_resume, so there is no codec to check (CAP-01 judges the "
             "declaration)",
         )
-    if inspect.isawaitable(codec) or not implements(codec, SessionCodec):
-        missing = [m for m in _CODEC_METHODS if not callable(getattr(codec, m, None))]
+    if inspect.isawaitable(codec) or not ctx.implements(SessionCodec, codec):
+        missing = [m for m in _CODEC_METHODS if ctx.method(m, codec) is None]
         what = (
             "an awaitable (session_codec is a plain method)"
             if inspect.isawaitable(codec)
