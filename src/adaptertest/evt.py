@@ -210,35 +210,37 @@ class StreamVerifier:
 
     def feed(self, payload: StreamPayload) -> list[Violation]:
         """Check one payload; return the violations it causes (empty = fine so far)."""
-        return self.feed_many((payload,))
+        out: list[Violation] = []
+        self._check(payload, out)
+        return out
 
     def feed_many(self, payloads: Iterable[StreamPayload]) -> list[Violation]:
-        """Check payloads in turn; return their violations in order (one loop, no per-call
-        overhead: the fast path for whole streams)."""
+        """Check payloads in turn; return all their violations, in order."""
         out: list[Violation] = []
-        i = self._index
-        envelope = self._envelope
-        misplaced = self._obs.misplaced
+        check = self._check
         for payload in payloads:
-            try:
-                d = payload.__dict__
-                kind = d["kind"]
-                if d["role"] or d["sequence"] or d["seq"] or d["timestamp"] is not None:
-                    envelope(i, kind, d, out)
-                if d["capability"] is not None or d["todo"] is not None:
-                    misplaced(i, kind, d, out)
-                # Handlers swap the dispatch table (first payload, terminal): read it anew.
-                handler = self._dispatch.get(kind)
-                if handler is None:
-                    handler = self._default
-                handler(i, d, out)
-            except (AttributeError, KeyError, TypeError, ValueError) as exc:
-                # Only a payload that bypassed validation (model_construct, assignment)
-                # gets here: judge it as malformed instead of crashing the run.
-                out.append(_malformed(i, payload, exc))
-            i += 1
-            self._index = i
+            check(payload, out)
         return out
+
+    def _check(self, payload: StreamPayload, out: list[Violation]) -> None:
+        i = self._index
+        self._index = i + 1
+        try:
+            d = payload.__dict__
+            kind = d["kind"]
+            if d["role"] or d["sequence"] or d["seq"] or d["timestamp"] is not None:
+                self._envelope(i, kind, d, out)
+            if d["capability"] is not None or d["todo"] is not None:
+                self._obs.misplaced(i, kind, d, out)
+            # Handlers swap the dispatch table (first payload, terminal): read it anew.
+            handler = self._dispatch.get(kind)
+            if handler is None:
+                handler = self._default
+            handler(i, d, out)
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            # Only a payload that bypassed validation (model_construct, assignment) gets
+            # here: judge it as malformed instead of crashing the run.
+            out.append(_malformed(i, payload, exc))
 
     def finish(self) -> list[Violation]:
         """End-of-stream checks: run.started and terminal counts, invocations left open."""
