@@ -52,7 +52,7 @@ HITL_REQUESTED: Final = StreamKind.HITL_REQUESTED.value
 HITL_RESOLVED: Final = StreamKind.HITL_RESOLVED.value
 DROPPED: Final = StreamKind.DROPPED.value
 CAPABILITY: Final = StreamKind.CAPABILITY_INVOCATION.value
-TODO: Final = StreamKind.TODO_UPDATED.value
+TODO_UPDATED: Final = StreamKind.TODO_UPDATED.value
 
 KNOWN_STREAM_KINDS: Final = frozenset(k.value for k in StreamKind)
 """The 20 normalized kinds; anything else is a vendor extension."""
@@ -174,7 +174,7 @@ class StreamVerifier:
                 TOOL_END: self._tool_end,
                 TOOL_RESULT: self._tool_result,
                 CAPABILITY: obs.capability,
-                TODO: obs.todo,
+                TODO_UPDATED: obs.todo,
                 RUN_FINISHED: self._facts_terminal,
                 RUN_ERROR: self._facts_terminal,
             }
@@ -201,7 +201,7 @@ class StreamVerifier:
             HITL_RESOLVED: self._hitl_resolved,
             DROPPED: self._ignore,
             CAPABILITY: obs.capability,
-            TODO: obs.todo,
+            TODO_UPDATED: obs.todo,
         }
         self._dispatch = _NO_HANDLERS
         self._default = self._first
