@@ -14,13 +14,21 @@ class ReferenceSessionCodec:
     """Maps the checkpoint state one to one onto session params.
 
     The state is the provider session handle (``resume_id``) plus guard values
-    in ``data``; a display id falls back to the handle. Stateless, so one
-    instance may serve any number of threads. No method raises (SES-07).
+    in ``data``; a display id falls back to the handle. ``name`` is the codec
+    name stored with every session (a driver type, so it is stable across
+    instances and processes); another driver may reuse the mapping under its
+    own name. Stateless, so one instance may serve any number of threads. No
+    method raises (SES-07).
     """
+
+    _name = REFERENCE_DRIVER_TYPE  # also what a subclass that skips __init__ reports
+
+    def __init__(self, name: str = REFERENCE_DRIVER_TYPE) -> None:
+        self._name = name
 
     def name(self) -> str:
         """Return the stable codec name stored with every session (SES-01)."""
-        return REFERENCE_DRIVER_TYPE
+        return self._name
 
     def to_params(self, state: SessionState | None) -> SessionParams:
         """Expose ``state`` to the host; no state gives the zero params (SES-02, SES-03)."""

@@ -2,12 +2,14 @@
 
 A subprocess driver built on the reference driver's template: one CLI process
 per run, its stdout parsed line by line as it arrives. The format-independent
-part (process, emission, codec, run flow) lives in the ``cli_plumbing`` example
-package, shared with the Codex driver.
+part (config fields, driver methods, process, emission, codec, run flow, JSONL
+reading) lives in the ``cli_plumbing`` example package, shared with the Codex
+driver.
 
 - ``_config.py``: the frozen construction config and the driver's constants.
 - ``_parser.py``: the stream-json format, line by line, and the run's verdict.
-- ``_driver.py``: the descriptor, the probes, the command line and ``run``.
+- ``_driver.py``: the descriptor and the ``claude -p`` command line, on
+  ``cli_plumbing.CLIDriver`` (probes, codec, ``run``).
 """
 
 from __future__ import annotations

@@ -18,44 +18,29 @@ is not stable). What each line becomes:
 * ``result``: the official terminal event, kept verbatim; a ``result`` item.
 * anything else (``stream_event``, ``rate_limit_event``, control frames ...) is
   skipped; lines that are not JSON objects become ``stdout`` items.
+
+Reading lines and the order of the failure checks come from
+:class:`cli_plumbing.JsonlParser`.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from cli_plumbing import ProcessOutcome, RunOutput
-from driver import FailureCode, RunFailure, TerminalPayload, TranscriptItem, TranscriptKind, Usage
+from cli_plumbing import (
+    JsonlParser,
+    RunOutput,
+    dict_field,
+    int_field,
+    list_field,
+    read_usage,
+    str_field,
+)
+from driver import TerminalPayload, TranscriptItem, TranscriptKind
 
 __all__ = ["ClaudeStreamParser"]
 
 _SYNTHETIC_MODEL = "<synthetic>"
-_STDERR_TAIL = 2000
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _str(obj: dict[str, Any], key: str) -> str:
-    value = obj.get(key)
-    return value if isinstance(value, str) else ""
-
-
-def _dict(obj: dict[str, Any], key: str) -> dict[str, Any]:
-    value = obj.get(key)
-    return value if isinstance(value, dict) else {}
-
-
-def _list(obj: dict[str, Any], key: str) -> list[Any]:
-    value = obj.get(key)
-    return value if isinstance(value, list) else []
-
-
-def _int(obj: dict[str, Any], key: str) -> int:
-    value = obj.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _tool_result_text(content: object) -> str:
@@ -72,76 +57,49 @@ def _tool_result_text(content: object) -> str:
     return ""
 
 
-def _usage(raw: dict[str, Any]) -> Usage:
-    return Usage(
-        input_tokens=_int(raw, "input_tokens"),
-        output_tokens=_int(raw, "output_tokens"),
-        cached_input_tokens=_int(raw, "cache_read_input_tokens"),
-    )
+class ClaudeStreamParser(JsonlParser):
+    """Turns stream-json lines into payloads and items as they arrive; never raises.
 
-
-class ClaudeStreamParser:
-    """Turns stdout lines into payloads and items as they arrive; never raises.
-
-    After the process ended, :meth:`failure`, :meth:`output` and
-    :attr:`resume_id` give the run's outcome from the same pass.
+    ``model`` is the one named by ``system/init``; ``terminal`` and ``usage``
+    come from the ``result`` line.
     """
 
+    program = "claude"
+    missing_terminal = "a result line"
+
     def __init__(self, out: RunOutput) -> None:
-        self._out = out
-        self.model = ""
-        """Model named by ``system/init``."""
-        self.terminal: TerminalPayload | None = None
-        """The ``result`` line, verbatim; None until one was seen."""
-        self.usage: Usage | None = None
-        """Token counts of the ``result`` line; None when not reported."""
-        self.malformed_lines = 0
-        """Lines that start like JSON but do not parse: the protocol is not trustworthy."""
+        super().__init__(out)
         self._result: dict[str, Any] | None = None
         self._step = ""
         self._final_message = ""
         self._final_parts: list[str] = []
-        self._api_error = ""
 
     # -- feeding --------------------------------------------------------------------------
 
-    def feed(self, raw: bytes) -> None:
-        """Parse one stdout line (without its newline)."""
-        text = raw.decode("utf-8", errors="replace").strip()
-        if not text:
-            return
-        value: object = None
-        if text.startswith("{"):
-            try:
-                value = json.loads(text, parse_constant=_reject_constant)
-            except ValueError:
-                self.malformed_lines += 1
-        if not isinstance(value, dict):
-            # Debug output some builds print to stdout, or a corrupt line: keep it visible.
-            self._out.item(TranscriptItem(kind=TranscriptKind.STDOUT, text=text))
-            return
-        kind = value.get("type")
+    def on_object(self, line: dict[str, Any], text: str) -> None:
+        """Dispatch one line on its ``type``."""
+        kind = line.get("type")
         if kind == "system":
-            self._system(value)
+            self._system(line)
         elif kind == "assistant":
-            self._assistant(value)
+            self._assistant(line)
         elif kind == "user":
-            self._user(value)
+            self._user(line)
         elif kind == "result":
-            self._result_line(value, text)
+            self._result_line(line, text)
 
     def _system(self, line: dict[str, Any]) -> None:
-        subtype = _str(line, "subtype")
+        subtype = str_field(line, "subtype")
         if subtype == "init":
-            session_id = _str(line, "session_id")
-            self.model = _str(line, "model") or self.model
+            session_id = str_field(line, "session_id")
+            self.model = str_field(line, "model") or self.model
             if session_id:
                 self._out.thread_id = session_id
             self._out.item(
                 TranscriptItem(kind=TranscriptKind.INIT, model=self.model, session_id=session_id)
             )
         elif subtype == "api_retry":
-            attempt, limit = _int(line, "attempt"), _int(line, "max_retries")
+            attempt, limit = int_field(line, "attempt"), int_field(line, "max_retries")
             status = line.get("error_status")
             self._out.item(
                 TranscriptItem(
@@ -152,14 +110,15 @@ class ClaudeStreamParser:
             )
 
     def _assistant(self, line: dict[str, Any]) -> None:
-        message = _dict(line, "message")
-        parent = _str(line, "parent_tool_use_id")
-        blocks = [block for block in _list(message, "content") if isinstance(block, dict)]
-        if _str(message, "model") == _SYNTHETIC_MODEL or line.get("is_api_error_message") is True:
-            texts = [_str(block, "text") for block in blocks if block.get("type") == "text"]
-            self._api_error = "\n".join(t for t in texts if t) or self._api_error
+        message = dict_field(line, "message")
+        parent = str_field(line, "parent_tool_use_id")
+        blocks = [block for block in list_field(message, "content") if isinstance(block, dict)]
+        synthetic = str_field(message, "model") == _SYNTHETIC_MODEL
+        if synthetic or line.get("is_api_error_message") is True:
+            texts = [str_field(block, "text") for block in blocks if block.get("type") == "text"]
+            self._error_hint = "\n".join(t for t in texts if t) or self._error_hint
             return
-        message_id = _str(message, "id") or _str(line, "uuid")
+        message_id = str_field(message, "id") or str_field(line, "uuid")
         if not parent and message_id != self._step:
             if self._step:
                 self._out.step_finish(self._step)
@@ -168,9 +127,9 @@ class ClaudeStreamParser:
         for block in blocks:
             kind = block.get("type")
             if kind == "text":
-                self._text(message_id, _str(block, "text"), parent)
+                self._text(message_id, str_field(block, "text"), parent)
             elif kind == "thinking":
-                thinking = _str(block, "thinking")
+                thinking = str_field(block, "thinking")
                 if thinking.strip():
                     self._out.reasoning(message_id, thinking, parent=parent)
                     self._out.item(
@@ -194,7 +153,7 @@ class ClaudeStreamParser:
             self._final_parts.append(text)
 
     def _tool_use(self, block: dict[str, Any], parent: str) -> None:
-        tool_id, name = _str(block, "id"), _str(block, "name")
+        tool_id, name = str_field(block, "id"), str_field(block, "name")
         tool_input = block.get("input")
         args = tool_input if isinstance(tool_input, dict) else {"input": tool_input}
         self._out.tool_start(tool_id, name, args, parent=parent)
@@ -209,11 +168,11 @@ class ClaudeStreamParser:
         )
 
     def _user(self, line: dict[str, Any]) -> None:
-        parent = _str(line, "parent_tool_use_id")
-        for block in _list(_dict(line, "message"), "content"):
+        parent = str_field(line, "parent_tool_use_id")
+        for block in list_field(dict_field(line, "message"), "content"):
             if not isinstance(block, dict) or block.get("type") != "tool_result":
                 continue
-            tool_id = _str(block, "tool_use_id")
+            tool_id = str_field(block, "tool_use_id")
             if not tool_id:
                 continue
             text = _tool_result_text(block.get("content"))
@@ -236,19 +195,23 @@ class ClaudeStreamParser:
             self._out.step_finish(self._step)
             self._step = ""
         usage = line.get("usage")
-        self.usage = _usage(usage) if isinstance(usage, dict) else None
+        self.usage = (
+            read_usage(usage, cached_key="cache_read_input_tokens")
+            if isinstance(usage, dict)
+            else None
+        )
         cost = line.get("total_cost_usd")
-        subtype = _str(line, "subtype")
+        subtype = str_field(line, "subtype")
         self._out.item(
             TranscriptItem(
                 kind=TranscriptKind.RESULT,
-                text=_str(line, "result") or subtype,
+                text=str_field(line, "result") or subtype,
                 subtype=subtype,
                 is_error=line.get("is_error") is not False,
-                session_id=_str(line, "session_id"),
+                session_id=str_field(line, "session_id"),
                 usage=self.usage,
                 cost_usd=float(cost) if isinstance(cost, int | float) else None,
-                errors=[e for e in _list(line, "errors") if isinstance(e, str)],
+                errors=[e for e in list_field(line, "errors") if isinstance(e, str)],
             )
         )
 
@@ -267,50 +230,27 @@ class ClaudeStreamParser:
     @property
     def resume_id(self) -> str:
         """The top-level ``session_id`` of the ``result`` line (never the init's)."""
-        return _str(self._result, "session_id") if self._result is not None else ""
+        return str_field(self._result, "session_id") if self._result is not None else ""
 
     def output(self) -> str:
         """The final assistant text: the result's text on success, else the last top-level
         assistant message (possibly empty)."""
         if self.succeeded and self._result is not None:
-            final = _str(self._result, "result")
+            final = str_field(self._result, "result")
             if final:
                 return final
         return "\n".join(self._final_parts)
 
-    def failure(self, outcome: ProcessOutcome, timeout: float) -> RunFailure | None:
-        """Classify the run; None only for a successful result with a clean exit."""
-        meta: dict[str, Any] = {"exit_code": outcome.exit_code}
-        if outcome.signal:
-            meta["signal"] = outcome.signal
-        result = self._result
-        if outcome.timed_out:
-            message = f"claude did not finish within {timeout:g} s and was stopped"
-        elif result is not None and not self.succeeded:
-            for key in ("subtype", "terminal_reason", "api_error_status"):
-                if result.get(key) is not None:
-                    meta[key] = result[key]
-            errors = [e for e in _list(result, "errors") if isinstance(e, str) and e]
-            message = (
-                "; ".join(errors)
-                or _str(result, "result")
-                or self._api_error
-                or f"claude reported {_str(result, 'subtype') or 'an error'}"
-            )
-        elif outcome.signal:
-            message = f"claude was ended by {outcome.signal}"
-        elif outcome.exit_code != 0:
-            message = f"claude exited with code {outcome.exit_code}"
-            detail = self._api_error or _stderr_tail(outcome.stderr)
-            if detail:
-                message = f"{message}: {detail}"
-        elif result is None:
-            message = "claude exited without a result line"
-        else:
-            return None
-        return RunFailure(code=FailureCode.AGENT_ERROR, message=message, metadata=meta)
-
-
-def _stderr_tail(stderr: bytes) -> str:
-    text = stderr.decode("utf-8", errors="replace").strip()
-    return text if len(text) <= _STDERR_TAIL else "..." + text[-_STDERR_TAIL:]
+    def reported_failure(self, meta: dict[str, Any]) -> str:
+        """An error ``result`` line: its errors, its text, an API error, or its subtype."""
+        result = self._result or {}
+        for key in ("subtype", "terminal_reason", "api_error_status"):
+            if result.get(key) is not None:
+                meta[key] = result[key]
+        errors = [e for e in list_field(result, "errors") if isinstance(e, str) and e]
+        return (
+            "; ".join(errors)
+            or str_field(result, "result")
+            or self._error_hint
+            or f"claude reported {str_field(result, 'subtype') or 'an error'}"
+        )

@@ -1,21 +1,38 @@
 """Plumbing shared by the CLI example drivers (Claude Code, Codex).
 
-Everything that does not depend on a CLI's output format: running the
-process, emitting payloads that keep the stream rules, the session codec, the
-run's guard/classify/respond flow and the wording of the probes. A driver adds
-its config, its command line and a :class:`StreamParser` for its format.
+Everything that does not depend on a CLI's output format: the config fields,
+running the process, emitting payloads that keep the stream rules, the session
+codec, the run's guard/classify/respond flow, the driver methods around it,
+reading JSONL, and the wording of the probes. A driver adds its descriptor,
+its command line and a parser for its format.
 
+- ``_config.py``: :class:`CLIConfig`, the fields every CLI driver is built with.
+- ``_driver.py``: :class:`CLIDriver`, the driver methods a subclass configures.
 - ``_process.py``: spawning the CLI, reading its pipes, the deadline.
 - ``_emit.py``: stream payloads, run events and transcript with lifecycle bookkeeping.
+- ``_jsonl.py``: :class:`JsonlParser` (line reading, failure order) and field helpers.
 - ``_codec.py``: the session codec (checkpoint state <-> session params).
 - ``_turn.py``: one run, from the resume guard to the response.
 - ``_probes.py``: the environment report and the config schema.
+- ``testing.py``: test support for driver test files (needs pytest; not imported here).
 """
 
 from __future__ import annotations
 
 from cli_plumbing._codec import ResumeCodec
+from cli_plumbing._config import DEFAULT_TIMEOUT, CLIConfig
+from cli_plumbing._driver import CLIDriver
 from cli_plumbing._emit import RunOutput
+from cli_plumbing._jsonl import (
+    STDERR_TAIL,
+    JsonlParser,
+    dict_field,
+    int_field,
+    list_field,
+    read_usage,
+    stderr_tail,
+    str_field,
+)
 from cli_plumbing._probes import cli_config_schema, program_report
 from cli_plumbing._process import (
     DRAIN_SECONDS,
@@ -27,9 +44,14 @@ from cli_plumbing._process import (
 from cli_plumbing._turn import GUARDED_KEYS, SessionMismatchError, StreamParser, run_turn
 
 __all__ = [
+    "DEFAULT_TIMEOUT",
     "DRAIN_SECONDS",
     "GUARDED_KEYS",
     "KILL_GRACE_SECONDS",
+    "STDERR_TAIL",
+    "CLIConfig",
+    "CLIDriver",
+    "JsonlParser",
     "LineFramer",
     "ProcessOutcome",
     "ResumeCodec",
@@ -37,7 +59,13 @@ __all__ = [
     "SessionMismatchError",
     "StreamParser",
     "cli_config_schema",
+    "dict_field",
+    "int_field",
+    "list_field",
     "program_report",
+    "read_usage",
     "run_cli",
     "run_turn",
+    "stderr_tail",
+    "str_field",
 ]

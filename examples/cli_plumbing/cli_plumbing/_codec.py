@@ -1,50 +1,29 @@
-"""Session codec of a CLI driver: the CLI's resume handle plus guard values <-> params."""
+"""Session codec of a CLI driver: the reference codec's mapping under the driver's name."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 
-from driver import SessionParams, SessionState
+from driver import SessionParams
+from referencedriver import ReferenceSessionCodec
 
 __all__ = ["ResumeCodec"]
 
 
-class ResumeCodec:
-    """Maps the checkpoint state one to one onto session params.
+class ResumeCodec(ReferenceSessionCodec):
+    """Maps the checkpoint state one to one onto session params, as the reference does.
 
     ``resume_id`` is the handle the CLI takes back to continue a session (a
     Claude Code session id, a Codex thread id); ``data`` holds the guard values
-    (cwd, workspace id, profile fingerprint). ``name`` is the driver type, so
-    it is stable across instances and processes. No method raises (SES-07).
+    (cwd, workspace id, profile fingerprint). ``name`` is the driver type.
+    Only the guard hash differs from the reference: cwd values are paths, which
+    may hold ``=`` or a newline, so keys and values are kept apart by JSON
+    rather than by separators. No method raises (SES-07).
     """
 
     def __init__(self, name: str) -> None:
-        self._name = name
-
-    def name(self) -> str:
-        """Return the stable codec name stored with every session (SES-01)."""
-        return self._name
-
-    def to_params(self, state: SessionState | None) -> SessionParams:
-        """Expose ``state`` to the host; no state gives the zero params (SES-02, SES-03)."""
-        if state is None:
-            return SessionParams()
-        return SessionParams(
-            resume_id=state.resume_id,
-            display_id=state.display_id or state.resume_id,
-            values=dict(state.data),
-        )
-
-    def from_params(self, params: SessionParams) -> SessionState | None:
-        """Rebuild the state; empty params mean "nothing to resume" (SES-02, SES-04)."""
-        if not (params.resume_id or params.display_id or params.values):
-            return None
-        return SessionState(
-            resume_id=params.resume_id,
-            display_id=params.display_id or params.resume_id,
-            data=dict(params.values),
-        )
+        super().__init__(name)
 
     def guard_fingerprint(self, params: SessionParams) -> str:
         """Hash the handle and every value, so any guard change moves it (SES-05/06).

@@ -2,12 +2,14 @@
 
 A subprocess driver built on the reference driver's template: one CLI process
 per run, its JSONL events parsed line by line as they arrive. The
-format-independent part (process, emission, codec, run flow) lives in the
-``cli_plumbing`` example package, shared with the Claude Code driver.
+format-independent part (config fields, driver methods, process, emission,
+codec, run flow, JSONL reading) lives in the ``cli_plumbing`` example package,
+shared with the Claude Code driver.
 
 - ``_config.py``: the frozen construction config and the driver's constants.
 - ``_parser.py``: the ``exec --json`` events, line by line, and the run's verdict.
-- ``_driver.py``: the descriptor, the probes, the command line and ``run``.
+- ``_driver.py``: the descriptor and the ``codex exec`` command line, on
+  ``cli_plumbing.CLIDriver`` (probes, codec, ``run``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from cli_plumbing import DEFAULT_TIMEOUT, CLIConfig
 
 __all__ = [
     "CODEX_DRIVER_TYPE",
@@ -18,14 +20,11 @@ CODEX_DRIVER_TYPE = "codex"
 DEFAULT_COMMAND = ("codex",)
 """The program (and leading arguments) run when the config names none."""
 
-DEFAULT_TIMEOUT = 1800.0
-"""Seconds a run may take before the process is stopped."""
-
 FINGERPRINT_DOMAIN = "examples/codex/v1;codec/codex/v1"
 """Names the config encoding and the codec contract; bump it when either changes meaning."""
 
 
-class CodexConfig(BaseModel):
+class CodexConfig(CLIConfig):
     """What the driver is built with; frozen so a running driver cannot see it change.
 
     ``command`` is the program plus any leading arguments; the driver appends
@@ -33,15 +32,7 @@ class CodexConfig(BaseModel):
     resuming, and the prompt. The session-config fingerprint covers every field.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", protected_namespaces=())
+    # The fields are cli_plumbing.CLIConfig's; only the default program is Codex's.
 
     command: tuple[str, ...] = Field(default=DEFAULT_COMMAND, min_length=1)
     """Program and leading arguments, e.g. ``("codex",)`` or a wrapper script."""
-    cwd: str = ""
-    """Working directory when the request brings no workspace lease; empty = inherit."""
-    model: str = ""
-    """Value of ``--model``; empty leaves the CLI's own default."""
-    extra_args: tuple[str, ...] = ()
-    """More ``codex exec`` flags (``--sandbox workspace-write``, ``--skip-git-repo-check`` ...)."""
-    timeout: float = Field(default=DEFAULT_TIMEOUT, ge=0)
-    """Seconds before the process is stopped and the run reported as timed out; 0 = none."""

@@ -6,68 +6,33 @@ successful run, so every live clause is judged without the Codex CLI installed.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
 import adaptertest
-from adaptertest import CLAUSES, ClauseStatus, Options
-from adaptertest.options import Backend
+from cli_plumbing import testing
 from codex_driver import CodexConfig, CodexDriver
-from driver import SESSION_PARAM_CWD, SESSION_PARAM_PROFILE_FINGERPRINT, SessionState
 
-RECORDINGS = Path(__file__).resolve().parent.parent / "recordings"
+RECORDINGS = testing.recordings_dir(__file__)
+RESUME_ID = "0199e5a2-7c41-7d30-a8f5-2b6e9c4d1f08"  # the session the codec clauses start from
 
 
 def replay_config(recording: str, exit_code: int = 0, stderr: str | None = None) -> CodexConfig:
     """A config whose ``codex`` is the kit's replay stand-in playing ``recording``."""
-    command = [sys.executable, "-m", "adaptertest", "replay", str(RECORDINGS / recording)]
-    command += ["--exit-code", str(exit_code)]
-    if stderr is not None:
-        command += ["--stderr", str(RECORDINGS / stderr)]
-    return CodexConfig(command=(*command, "--"), model="gpt-test")
+    command = testing.replay_command(RECORDINGS, recording, exit_code=exit_code, stderr=stderr)
+    return CodexConfig(command=command, model="gpt-test")
 
 
 SUCCESS = replay_config("success.jsonl")
-SESSION = SessionState(
-    resume_id="0199e5a2-7c41-7d30-a8f5-2b6e9c4d1f08",
-    data={
-        SESSION_PARAM_CWD: "/home/ana/projects/demo-repo",
-        SESSION_PARAM_PROFILE_FINGERPRINT: "p-1",
-    },
-)
-
-
-def options(
-    config: CodexConfig, *, concurrent_runs: int = 0, backend: Backend = "asyncio"
-) -> Options:
-    return Options(
-        config=config,
-        live_run=True,
-        live_prompt=adaptertest.DEFAULT_LIVE_PROMPT,
-        live_expected_output="OK",
-        live_run_timeout=30,
-        session_state=SESSION,
-        session_keys=(SESSION_PARAM_CWD,),
-        guard_keys=(SESSION_PARAM_CWD, SESSION_PARAM_PROFILE_FINGERPRINT),
-        required_config_fields=("command", "model", "cwd", "extra_args", "timeout"),
-        expect_reject_foreign_config=True,
-        max_examples=10,
-        concurrent_runs=concurrent_runs,
-        backend=backend,
-    )
 
 
 TestCodexDriver = adaptertest.test_driver(
-    lambda: CodexDriver(SUCCESS), options(SUCCESS, concurrent_runs=2)
+    lambda: CodexDriver(SUCCESS),
+    testing.conformance_options(SUCCESS, resume_id=RESUME_ID, concurrent_runs=2),
 )
 TestCodexDriverOnTrio = adaptertest.test_driver(
-    lambda: CodexDriver(SUCCESS), options(SUCCESS, backend="trio")
+    lambda: CodexDriver(SUCCESS),
+    testing.conformance_options(SUCCESS, resume_id=RESUME_ID, backend="trio"),
 )
-
-# Clauses the live run judges; the hermetic ones are covered by the classes above.
-LIVE_RUN_CLAUSES = [c.id for c in CLAUSES if "live_run" in c.probes]
 
 
 @pytest.mark.parametrize(
@@ -81,12 +46,5 @@ LIVE_RUN_CLAUSES = [c.id for c in CLAUSES if "live_run" in c.probes]
 )
 def test_failed_run_fails_only_liv01(recording: str, exit_code: int, stderr: str | None) -> None:
     config = replay_config(recording, exit_code, stderr)
-    report = adaptertest.check_driver(
-        lambda: CodexDriver(config), options(config), only=LIVE_RUN_CLAUSES
-    )
-    status = {r.clause: r.status for r in report.results}
-    failed = {clause for clause, s in status.items() if s is ClauseStatus.FAILED}
-    assert failed == {"LIV-01"}, [m for r in report.results for m in r.messages]
-    # The response is still judged before the probe stops at LIV-01: it must be legal.
-    judged = ("RSP-01", "RSP-02", "RSP-03", "RSP-05", "TRN-01", "TRN-02", "TRN-03", "TRN-04")
-    assert all(status[clause] is ClauseStatus.PASSED for clause in judged)
+    options = testing.conformance_options(config, resume_id=RESUME_ID)
+    testing.check_failed_run_fails_only_liv01(lambda: CodexDriver(config), options)

@@ -1,0 +1,137 @@
+"""The driver methods every CLI driver words the same way, around its format-specific parts.
+
+A driver subclasses :class:`CLIDriver`, names itself in three class attributes
+and supplies what depends on its CLI: the descriptor, the command line and the
+parser of the CLI's output.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import ClassVar, Generic, TypeVar
+
+import anyio.lowlevel
+
+from cli_plumbing._codec import ResumeCodec
+from cli_plumbing._config import CLIConfig
+from cli_plumbing._emit import RunOutput
+from cli_plumbing._probes import program_report
+from cli_plumbing._turn import StreamParser, run_turn
+from driver import (
+    ConfigSchema,
+    Descriptor,
+    EnvironmentReport,
+    EventSink,
+    InvalidDriverConfigError,
+    Request,
+    Response,
+    StreamCapability,
+    canonical_session_config_fingerprint,
+)
+
+__all__ = ["CLIDriver"]
+
+ConfigT = TypeVar("ConfigT", bound=CLIConfig)
+
+
+class CLIDriver(ABC, Generic[ConfigT]):
+    """Runs a JSONL-printing CLI once per run; holds only its frozen config, so one
+    instance serves concurrent runs.
+
+    Config validation, the probes, the stream capability (whole blocks with
+    reasoning, tool arguments complete, no HITL), the session codec, the
+    config fingerprint and ``run`` are shared; see :func:`cli_plumbing.run_turn`
+    for the outcome rules.
+    """
+
+    driver_type: ClassVar[str]
+    """``Descriptor.type``, the codec name and the ``driver_type`` of every report."""
+    fingerprint_domain: ClassVar[str]
+    """Names the config encoding and the codec contract."""
+    install_hint: ClassVar[str]
+    """What the environment report suggests when the program is missing."""
+
+    def __init__(self, config_type: type[ConfigT], config: ConfigT | None) -> None:
+        """``config_type`` is the subclass's config; None means its defaults."""
+        self._config_type = config_type
+        self._config = config if config is not None else config_type.model_validate({})
+
+    @property
+    def config(self) -> ConfigT:
+        """The construction config (immutable)."""
+        return self._config
+
+    # -- what each driver supplies --------------------------------------------------------
+
+    @abstractmethod
+    def descriptor(self) -> Descriptor:
+        """Declare exactly what the driver delivers; built fresh on every call (DRV-02/03)."""
+
+    @abstractmethod
+    def command_line(
+        self, config: ConfigT, prompt: str, *, model: str, resume_id: str
+    ) -> list[str]:
+        """The argv of one run; ``resume_id`` is ``""`` for a new session."""
+
+    @abstractmethod
+    def stream_parser(self, out: RunOutput, *, model: str) -> StreamParser:
+        """A fresh parser of the CLI's output for one run."""
+
+    # -- config and probes ----------------------------------------------------------------
+
+    def validate_config(self, config: object | None) -> None:
+        """Accept None (the captured config is used) or the driver's config type (CFG-01..03)."""
+        if config is None or isinstance(config, self._config_type):
+            return
+        raise InvalidDriverConfigError(
+            self.driver_type, TypeError(f"unsupported config type {type(config).__qualname__}")
+        )
+
+    def _config_for(self, config: object | None) -> ConfigT:
+        """The given config when it is one of ours, else the construction config."""
+        self.validate_config(config)
+        return config if isinstance(config, self._config_type) else self._config
+
+    async def check_environment(self, config: object | None) -> EnvironmentReport:
+        """Report whether the configured program can be found (CAP-03)."""
+        program = self._config_for(config).command[0]
+        return program_report(self.driver_type, program, self.install_hint)
+
+    async def config_schema(self, config: object | None) -> ConfigSchema | None:
+        """Return the descriptor's static schema (CAP-08)."""
+        self.validate_config(config)
+        return self.descriptor().config_schema
+
+    # -- streaming and sessions -----------------------------------------------------------
+
+    def stream_capability(self) -> StreamCapability:
+        """Whole blocks, not tokens; reasoning yes; tool args arrive complete; no HITL."""
+        return StreamCapability(native=True, reasoning=True)
+
+    def session_codec(self) -> ResumeCodec:
+        """Return the codec that makes checkpoints resumable (CAP-01)."""
+        return ResumeCodec(self.driver_type)
+
+    def session_config_fingerprint(self) -> str:
+        """Fingerprint the whole construction config under the codec's domain (CAP-01)."""
+        return canonical_session_config_fingerprint(self.fingerprint_domain, self._config)
+
+    # -- the run --------------------------------------------------------------------------
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        """Run the CLI once; ``request.config``, when given, replaces the captured one."""
+        await anyio.lowlevel.checkpoint()
+        config = self._config_for(request.config)
+        model = request.model_override or config.model
+        return await run_turn(
+            request,
+            sink,
+            driver_type=self.driver_type,
+            argv=lambda resume_id: self.command_line(
+                config, request.prompt, model=model, resume_id=resume_id
+            ),
+            cwd=request.workspace.cwd or config.cwd,
+            model=model,
+            timeout=config.timeout,
+            parser=lambda out: self.stream_parser(out, model=model),
+        )

@@ -1,0 +1,163 @@
+"""What every parser of a JSONL-printing CLI does the same way.
+
+Reading a line (blank lines skipped, non-objects kept visible as ``stdout``
+items, corrupt JSON counted), tolerant field access, and the order in which a
+run's failure is classified. A format's parser subclasses :class:`JsonlParser`
+and handles the decoded objects.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+from cli_plumbing._emit import RunOutput
+from cli_plumbing._process import ProcessOutcome
+from driver import FailureCode, RunFailure, TerminalPayload, TranscriptItem, TranscriptKind, Usage
+
+__all__ = [
+    "STDERR_TAIL",
+    "JsonlParser",
+    "dict_field",
+    "int_field",
+    "list_field",
+    "read_usage",
+    "stderr_tail",
+    "str_field",
+]
+
+STDERR_TAIL = 2000
+"""Characters of stderr quoted in a failure message."""
+
+
+def str_field(obj: dict[str, Any], key: str) -> str:
+    """``obj[key]`` when it is a string, else ``""``."""
+    value = obj.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def dict_field(obj: dict[str, Any], key: str) -> dict[str, Any]:
+    """``obj[key]`` when it is an object, else ``{}``."""
+    value = obj.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def list_field(obj: dict[str, Any], key: str) -> list[Any]:
+    """``obj[key]`` when it is an array, else ``[]``."""
+    value = obj.get(key)
+    return value if isinstance(value, list) else []
+
+
+def int_field(obj: dict[str, Any], key: str) -> int:
+    """``obj[key]`` when it is an integer (not a bool), else 0."""
+    value = obj.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def read_usage(raw: dict[str, Any], *, cached_key: str) -> Usage:
+    """Token counts; formats agree on input and output but name cached input differently."""
+    return Usage(
+        input_tokens=int_field(raw, "input_tokens"),
+        output_tokens=int_field(raw, "output_tokens"),
+        cached_input_tokens=int_field(raw, cached_key),
+    )
+
+
+def stderr_tail(stderr: bytes) -> str:
+    """The end of stderr, where a CLI's fatal error usually is."""
+    text = stderr.decode("utf-8", errors="replace").strip()
+    return text if len(text) <= STDERR_TAIL else "..." + text[-STDERR_TAIL:]
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+class JsonlParser(ABC):
+    """Turns stdout lines into payloads and items as they arrive; never raises.
+
+    Implements :class:`cli_plumbing.StreamParser` except for what depends on
+    the format: :meth:`on_object` for each decoded line, :attr:`succeeded`,
+    :attr:`resume_id`, :meth:`output` and :meth:`reported_failure`. After the
+    process ended, :meth:`failure` classifies the run from the same pass.
+    """
+
+    program: ClassVar[str]
+    """The CLI's name as failure messages spell it."""
+    missing_terminal: ClassVar[str]
+    """What a clean exit lacked when no terminal event came, after "exited without"."""
+
+    def __init__(self, out: RunOutput, *, model: str = "") -> None:
+        self._out = out
+        self.model = model
+        """The model the CLI reported (or was asked for), or ``""``."""
+        self.terminal: TerminalPayload | None = None
+        """The official terminal line, verbatim; None until one was seen."""
+        self.usage: Usage | None = None
+        """Token counts of the terminal line; None when not reported."""
+        self.malformed_lines = 0
+        """Lines that start like JSON but do not parse: the protocol is not trustworthy."""
+        self._error_hint = ""
+        """An error the CLI printed on stdout, quoted when the exit code fails the run."""
+
+    def feed(self, raw: bytes) -> None:
+        """Parse one stdout line (without its newline)."""
+        text = raw.decode("utf-8", errors="replace").strip()
+        if not text:
+            return
+        value: object = None
+        if text.startswith("{"):
+            try:
+                value = json.loads(text, parse_constant=_reject_constant)
+            except ValueError:
+                self.malformed_lines += 1
+        if not isinstance(value, dict):
+            # Debug or log output that reached stdout, or a corrupt line: keep it visible.
+            self._out.item(TranscriptItem(kind=TranscriptKind.STDOUT, text=text))
+            return
+        self.on_object(value, text)
+
+    @abstractmethod
+    def on_object(self, line: dict[str, Any], text: str) -> None:
+        """Handle one JSON object line; ``text`` is the line as printed (stripped)."""
+
+    @property
+    @abstractmethod
+    def succeeded(self) -> bool:
+        """The terminal line says the run succeeded."""
+
+    @property
+    @abstractmethod
+    def resume_id(self) -> str:
+        """The session handle the protocol named explicitly at top level, or ``""``."""
+
+    @abstractmethod
+    def output(self) -> str:
+        """The final assistant text."""
+
+    @abstractmethod
+    def reported_failure(self, meta: dict[str, Any]) -> str:
+        """The message of a terminal line that reports an error; may add to ``meta``."""
+
+    def failure(self, outcome: ProcessOutcome, timeout: float) -> RunFailure | None:
+        """Classify the run; None only for a successful terminal line with a clean exit."""
+        meta: dict[str, Any] = {"exit_code": outcome.exit_code}
+        if outcome.signal:
+            meta["signal"] = outcome.signal
+        if outcome.timed_out:
+            message = f"{self.program} did not finish within {timeout:g} s and was stopped"
+        elif self.terminal is not None and not self.succeeded:
+            message = self.reported_failure(meta)
+        elif outcome.signal:
+            message = f"{self.program} was ended by {outcome.signal}"
+        elif outcome.exit_code != 0:
+            message = f"{self.program} exited with code {outcome.exit_code}"
+            detail = self._error_hint or stderr_tail(outcome.stderr)
+            if detail:
+                message = f"{message}: {detail}"
+        elif self.terminal is None:
+            message = f"{self.program} exited without {self.missing_terminal}"
+        else:
+            return None
+        return RunFailure(code=FailureCode.AGENT_ERROR, message=message, metadata=meta)

@@ -1,0 +1,461 @@
+"""Test support for CLI driver test files: replayed recordings and the shared checks.
+
+Each driver's test file keeps its own data (the recordings' expected cases, its
+command line, its declarations) and calls the ``check_*`` functions here from
+its own test functions, so every driver runs every check. Nothing here needs a
+real CLI: the command is the kit's replay stand-in, which writes a recording to
+stdout and exits with a chosen code. Needs pytest; ``cli_plumbing`` itself does
+not import this module.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, Protocol, TypeVar
+
+import pytest
+from pydantic import ValidationError
+
+import adaptertest
+from adaptertest import CLAUSES, ClauseStatus, Options, RecordingSink
+from adaptertest.options import Backend
+from cli_plumbing._config import CLIConfig
+from cli_plumbing._driver import CLIDriver
+from cli_plumbing._emit import RunOutput
+from cli_plumbing._jsonl import JsonlParser
+from cli_plumbing._process import LineFramer, ProcessOutcome
+from driver import (
+    SESSION_PARAM_CWD,
+    SESSION_PARAM_PROFILE_FINGERPRINT,
+    EnvironmentStatus,
+    FailureCode,
+    InvalidDriverConfigError,
+    Request,
+    Response,
+    RunEventType,
+    SessionState,
+    StreamKind,
+)
+
+__all__ = [
+    "LIVE_RUN_CLAUSES",
+    "REASONING",
+    "TERMINALS",
+    "TEXT",
+    "TOOL",
+    "Case",
+    "DriverClass",
+    "Replay",
+    "check_config_fingerprint_follows_the_config",
+    "check_config_validation",
+    "check_descriptor_and_stream_capability",
+    "check_driver_on_both_backends",
+    "check_driver_on_recording",
+    "check_environment_probe",
+    "check_failed_run_fails_only_liv01",
+    "check_parser_on_recording",
+    "check_parser_survives_odd_lines",
+    "check_request_config_wins",
+    "check_streaming_off",
+    "conformance_options",
+    "parse_output",
+    "passed_argv",
+    "recordings_dir",
+    "replay_command",
+    "structural_violations",
+]
+
+TERMINALS = {StreamKind.RUN_FINISHED, StreamKind.RUN_ERROR}
+TEXT = ("text.start", "text.content", "text.end")
+REASONING = ("reasoning.start", "reasoning.content", "reasoning.end")
+TOOL = ("tool_call.start", "tool_call.result", "tool_call.end")
+
+LIVE_RUN_CLAUSES = [c.id for c in CLAUSES if "live_run" in c.probes]
+"""Clauses the live run judges; the hermetic ones are covered by ``adaptertest.test_driver``."""
+
+ConfigT = TypeVar("ConfigT", bound=CLIConfig)
+ParserT = TypeVar("ParserT", bound=JsonlParser)
+DriverT = TypeVar("DriverT", bound=CLIDriver[Any])
+
+
+class DriverClass(Protocol[ConfigT]):
+    """A driver class: built with its config, or with none for the defaults."""
+
+    def __call__(self, config: ConfigT | None = None) -> CLIDriver[ConfigT]: ...
+
+
+class _Foreign:
+    """A config of nobody's type."""
+
+
+# -- recordings and the replay stand-in --------------------------------------------------------
+
+
+def recordings_dir(test_file: str) -> Path:
+    """The ``recordings`` folder beside the ``tests`` folder holding ``test_file``."""
+    return Path(test_file).resolve().parent.parent / "recordings"
+
+
+def replay_command(
+    recordings: Path,
+    recording: str,
+    *,
+    exit_code: int = 0,
+    stderr: str | None = None,
+    record_argv: Path | None = None,
+) -> tuple[str, ...]:
+    """A command that replays a recording as if it were the CLI; the driver's own
+    arguments go after the final ``--`` and are ignored (or recorded)."""
+    command = [sys.executable, "-m", "adaptertest", "replay", str(recordings / recording)]
+    command += ["--exit-code", str(exit_code)]
+    if stderr is not None:
+        command += ["--stderr", str(recordings / stderr)]
+    if record_argv is not None:
+        command += ["--record-argv", str(record_argv)]
+    return (*command, "--")
+
+
+@dataclass(frozen=True)
+class Case:
+    """What one recording must give: transcript and payload kinds, output, outcome.
+
+    ``session`` is the resume handle the recording names (a Claude Code session
+    id, a Codex thread id); ``failure`` a part of the failure message, None for
+    a success; ``stderr`` a recording of stderr to replay with it.
+    """
+
+    recording: str
+    exit_code: int
+    items: tuple[str, ...]
+    payloads: tuple[str, ...]
+    output: str
+    succeeded: bool
+    session: str
+    failure: str | None
+    stderr: str | None = None
+
+
+@dataclass(frozen=True)
+class Replay(Generic[DriverT]):
+    """A driver's recordings and cases, and how to build the driver around a command."""
+
+    recordings: Path
+    cases: Sequence[Case]
+    driver: Callable[[tuple[str, ...]], DriverT]
+
+    def case(self, recording: str) -> Case:
+        """The case of ``recording``."""
+        return next(case for case in self.cases if case.recording == recording)
+
+    def command(
+        self,
+        recording: str,
+        *,
+        exit_code: int = 0,
+        stderr: str | None = None,
+        record_argv: Path | None = None,
+    ) -> tuple[str, ...]:
+        """:func:`replay_command` on this driver's recordings."""
+        return replay_command(
+            self.recordings, recording, exit_code=exit_code, stderr=stderr, record_argv=record_argv
+        )
+
+    async def run(
+        self, recording: str, *, streaming: bool = True, request: Request | None = None
+    ) -> tuple[Response, RecordingSink, DriverT]:
+        """Run a driver whose CLI replays ``recording`` with its case's exit code and stderr."""
+        case = self.case(recording)
+        driver = self.driver(self.command(recording, exit_code=case.exit_code, stderr=case.stderr))
+        sink = RecordingSink()
+        req = request or Request(run_id="run-7", prompt="hello", streaming=streaming)
+        response = await driver.run(req, sink)
+        return response, sink, driver
+
+
+# -- the parser, one recording at a time -------------------------------------------------------
+
+
+def parse_output(
+    make_parser: Callable[[RunOutput], ParserT], data: bytes, *, streaming: bool = True
+) -> tuple[ParserT, RunOutput, RecordingSink]:
+    """Feed ``data`` to a fresh parser line by line, as the process would."""
+    sink = RecordingSink()
+    out = RunOutput(sink, streaming=streaming, run_id="run-1", thread_id="")
+    parser = make_parser(out)
+    framer = LineFramer(parser.feed)
+    framer.feed(data)
+    framer.flush()
+    return parser, out, sink
+
+
+def check_parser_on_recording(
+    case: Case, recordings: Path, make_parser: Callable[[RunOutput], ParserT]
+) -> tuple[ParserT, RunOutput]:
+    """Kinds, output, handle and verdict of one recording, straight from the parser."""
+    data = (recordings / case.recording).read_bytes()
+    parser, out, sink = parse_output(make_parser, data)
+    assert tuple(i.kind for i in out.transcript) == case.items
+    assert tuple(p.kind for p in sink.stream) == case.payloads
+    assert parser.output() == case.output
+    assert parser.succeeded is case.succeeded
+    assert parser.resume_id == case.session
+    stderr = (recordings / case.stderr).read_bytes() if case.stderr else b""
+    failure = parser.failure(ProcessOutcome(case.exit_code, "", False, data, stderr), 60)
+    if case.failure is None:
+        assert failure is None
+    else:
+        assert failure is not None
+        assert failure.code == FailureCode.AGENT_ERROR
+        assert case.failure in failure.message
+        assert failure.metadata["exit_code"] == case.exit_code
+    return parser, out
+
+
+def check_parser_survives_odd_lines(
+    make_parser: Callable[[RunOutput], JsonlParser],
+    *,
+    truncated: bytes,
+    not_an_object: bytes,
+    unexpected: bytes,
+    nan_terminal: bytes,
+) -> None:
+    """Blank, non-JSON, cut-off, wrongly shaped and non-UTF-8 lines, mixed with the
+    format's own odd lines: only ``stdout`` items, no payload, no terminal."""
+    lines = [
+        b"",
+        b"   ",
+        b"not json at all",
+        truncated,
+        b"[1, 2, 3]",
+        not_an_object,
+        unexpected,
+        nan_terminal,
+        b"\xff\xfe binary noise",
+    ]
+    parser, out, sink = parse_output(make_parser, b"\n".join(lines))
+    assert [i.kind for i in out.transcript] == ["stdout", "stdout", "stdout", "stdout", "stdout"]
+    assert parser.malformed_lines == 2  # the cut-off object and the NaN line
+    assert parser.terminal is None
+    assert sink.stream == []
+
+
+# -- the driver, through a replayed process ----------------------------------------------------
+
+
+def structural_violations(
+    driver: CLIDriver[Any], response: Response, sink: RecordingSink
+) -> list[str]:
+    """Every stream, event, transcript, outcome and checkpoint rule the suite checks."""
+    found = [
+        *adaptertest.verify_stream_sequence(sink.stream),
+        *adaptertest.verify_stream_capability(driver.stream_capability(), sink.stream),
+        *adaptertest.verify_run_events(sink.events),
+        *adaptertest.verify_transcript_mirror(sink.events, response.transcript),
+        *adaptertest.verify_outcome(response, None),
+        *adaptertest.verify_checkpoint_codec(driver, response),
+    ]
+    return [str(v) for v in found]
+
+
+async def check_driver_on_recording(
+    replay: Replay[Any], case: Case, *, is_terminal_line: Callable[[str], bool]
+) -> None:
+    """The whole path on one recording: raw streams, chunks, transcript, stream shape,
+    outcome, checkpoint and the verbatim terminal line (the last one that
+    ``is_terminal_line``)."""
+    response, sink, driver = await replay.run(case.recording)
+    assert structural_violations(driver, response, sink) == []
+    stdout = (replay.recordings / case.recording).read_bytes()
+    raw = response.raw_streams
+    assert raw is not None
+    assert raw.stdout == stdout
+    assert raw.stderr == ((replay.recordings / case.stderr).read_bytes() if case.stderr else b"")
+    chunks = [e for e in sink.events if e.type == RunEventType.CHUNK and e.stream == "stdout"]
+    assert b"".join(e.chunk for e in chunks) == stdout
+    assert response.exit_code == case.exit_code
+    assert response.output == case.output
+    assert [i.kind for i in response.transcript] == [
+        *case.items,
+        *(["failure"] if case.failure else []),
+    ]
+    assert sink.stream[0].kind == StreamKind.RUN_STARTED
+    assert sum(p.kind in TERMINALS for p in sink.stream) == 1
+    if case.failure is None:
+        assert response.failure is None
+        assert sink.stream[-1].kind == StreamKind.RUN_FINISHED
+        assert sink.stream[-1].usage == response.usage
+        assert response.checkpoint is not None
+        assert response.checkpoint.valid
+        assert response.checkpoint.state is not None
+        assert response.checkpoint.state.resume_id == case.session
+    else:
+        assert response.failure is not None
+        assert case.failure in response.failure.message
+        assert sink.stream[-1].kind == StreamKind.RUN_ERROR
+        assert sink.stream[-1].error == response.failure
+        assert response.checkpoint is None
+    result_lines = [line for line in stdout.decode().splitlines() if is_terminal_line(line)]
+    if result_lines:
+        assert raw.terminal is not None
+        assert raw.terminal.raw_json == result_lines[-1]
+    else:
+        assert raw.terminal is None
+
+
+async def check_driver_on_both_backends(replay: Replay[Any], recording: str) -> None:
+    """Run on the current backend; a run cut off mid-tool closes its lifecycles in order."""
+    response, sink, driver = await replay.run(recording)
+    assert structural_violations(driver, response, sink) == []
+    if recording == "nonzero_exit.jsonl":
+        # The tool call never got its result: it and its step close before run.error.
+        kinds = [p.kind for p in sink.stream]
+        assert kinds[-3:] == [
+            StreamKind.TOOL_CALL_END,
+            StreamKind.STEP_FINISHED,
+            StreamKind.RUN_ERROR,
+        ]
+
+
+async def check_streaming_off(replay: Replay[Any], recording: str) -> None:
+    """Without streaming no payload goes out, and the transcript (and its mirror) stays."""
+    streamed, _, _ = await replay.run(recording)
+    response, sink, _ = await replay.run(recording, streaming=False)
+    assert sink.stream == []
+    assert response.transcript == streamed.transcript
+    assert adaptertest.verify_transcript_mirror(sink.events, response.transcript) == []
+
+
+async def passed_argv(driver: CLIDriver[Any], request: Request, argv_file: Path) -> list[str]:
+    """Run ``driver`` (its command records its argv to ``argv_file``) and return what the
+    CLI was given after the replay command's ``--``."""
+    await driver.run(request, RecordingSink())
+    passed: list[str] = json.loads(argv_file.read_text(encoding="utf-8"))
+    return passed
+
+
+async def check_request_config_wins(
+    driver: CLIDriver[ConfigT], config: ConfigT, expected_output: str
+) -> None:
+    """A config in the request replaces the one the driver was built with."""
+    response = await driver.run(Request(prompt="hi", config=config), RecordingSink())
+    assert response.output == expected_output
+
+
+# -- declarations and config -------------------------------------------------------------------
+
+
+def check_config_validation(
+    driver_class: DriverClass[ConfigT],
+    config_class: type[ConfigT],
+    *,
+    default_command: tuple[str, ...],
+    other: ConfigT,
+) -> None:
+    """None and the driver's own config pass; a foreign one, an empty command, a negative
+    timeout and changing a built config fail."""
+    driver = driver_class()
+    assert driver.config.command == default_command
+    driver.validate_config(None)
+    driver.validate_config(other)
+    with pytest.raises(InvalidDriverConfigError):
+        driver.validate_config(_Foreign())
+    with pytest.raises(ValidationError):
+        config_class(command=())
+    with pytest.raises(ValidationError):
+        config_class.model_validate({"timeout": -1})  # the class's default command
+    with pytest.raises(ValidationError):
+        driver.config.model = "x"  # type: ignore[misc]
+
+
+def check_descriptor_and_stream_capability(
+    driver_class: DriverClass[ConfigT], config: ConfigT, driver_type: str
+) -> list[str]:
+    """Resume declared; skills, native structured output, token-level streaming, tool-call
+    args and HITL not; reasoning streamed. Returns the declared model ids."""
+    descriptor = driver_class(config).descriptor()
+    assert descriptor.type == driver_type
+    assert descriptor.sessions.supports_resume
+    assert not descriptor.skills.supported
+    assert not descriptor.structured_output.json_schema_native
+    capability = driver_class().stream_capability()
+    assert (capability.token_level, capability.tool_call_args, capability.hitl) == (
+        False,
+        False,
+        False,
+    )
+    assert capability.reasoning
+    return [m.id for m in descriptor.models]
+
+
+def check_config_fingerprint_follows_the_config(
+    driver_class: DriverClass[ConfigT], one: ConfigT, same: ConfigT, other: ConfigT
+) -> None:
+    """Equal configs give equal fingerprints; a changed field changes it."""
+    fingerprint = driver_class(one).session_config_fingerprint()
+    assert fingerprint == driver_class(same).session_config_fingerprint()
+    assert fingerprint != driver_class(other).session_config_fingerprint()
+
+
+async def check_environment_probe(
+    driver_class: DriverClass[ConfigT], config_class: type[ConfigT], missing_program: str
+) -> None:
+    """A program that resolves passes; a missing one (from the probe's config) fails."""
+    found = await driver_class(config_class(command=(sys.executable,))).check_environment(None)
+    assert found.status == EnvironmentStatus.PASS
+    assert found.healthy
+    missing = await driver_class().check_environment(config_class(command=(missing_program,)))
+    assert missing.status == EnvironmentStatus.FAIL
+    assert not missing.healthy
+    assert missing.checks[0].code == "cli_missing"
+
+
+# -- the conformance suite ---------------------------------------------------------------------
+
+
+def conformance_options(
+    config: CLIConfig,
+    *,
+    resume_id: str,
+    concurrent_runs: int = 0,
+    backend: Backend = "asyncio",
+) -> Options:
+    """Suite options for a CLI driver whose ``config`` replays a successful run.
+
+    The seed session carries ``resume_id`` and the guard values the drivers store.
+    """
+    return Options(
+        config=config,
+        live_run=True,
+        live_prompt=adaptertest.DEFAULT_LIVE_PROMPT,
+        live_expected_output="OK",
+        live_run_timeout=30,
+        session_state=SessionState(
+            resume_id=resume_id,
+            data={
+                SESSION_PARAM_CWD: "/home/ana/projects/demo-repo",
+                SESSION_PARAM_PROFILE_FINGERPRINT: "p-1",
+            },
+        ),
+        session_keys=(SESSION_PARAM_CWD,),
+        guard_keys=(SESSION_PARAM_CWD, SESSION_PARAM_PROFILE_FINGERPRINT),
+        required_config_fields=("command", "model", "cwd", "extra_args", "timeout"),
+        expect_reject_foreign_config=True,
+        max_examples=10,
+        concurrent_runs=concurrent_runs,
+        backend=backend,
+    )
+
+
+def check_failed_run_fails_only_liv01(factory: Callable[[], object], options: Options) -> None:
+    """A failed run fails LIV-01 and nothing else; the response is still legal."""
+    report = adaptertest.check_driver(factory, options, only=LIVE_RUN_CLAUSES)
+    status = {r.clause: r.status for r in report.results}
+    failed = {clause for clause, s in status.items() if s is ClauseStatus.FAILED}
+    assert failed == {"LIV-01"}, [m for r in report.results for m in r.messages]
+    # The response is still judged before the probe stops at LIV-01: it must be legal.
+    judged = ("RSP-01", "RSP-02", "RSP-03", "RSP-05", "TRN-01", "TRN-02", "TRN-03", "TRN-04")
+    assert all(status[clause] is ClauseStatus.PASSED for clause in judged)
