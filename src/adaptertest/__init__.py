@@ -16,6 +16,7 @@ message starts with its clause ID.
 from __future__ import annotations
 
 import importlib
+import threading
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -42,6 +43,8 @@ if TYPE_CHECKING:
     )
     from adaptertest.trn import verify_transcript
     from referencedriver import new_reference_driver
+
+_IMPORTS = threading.Lock()
 
 _LAZY: dict[str, str] = {
     "test_driver": "adaptertest._pytest",
@@ -81,7 +84,8 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'adaptertest' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    with _IMPORTS:  # see adaptertest._suite.probe_function: imports may race under pytest
+        value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 

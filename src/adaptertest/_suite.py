@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, SecretBytes, SecretStr
 
+from adaptertest import _IMPORTS
 from adaptertest._calls import CallRunner, describe_error, describe_hang
 from adaptertest._probe import ProbeAbort, ProbeContext, ProbeRecord
 from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES
@@ -50,9 +51,15 @@ Resolved on first use, so ``pytest -k SES-04`` imports only what that clause nee
 
 
 def probe_function(name: str) -> Probe:
-    """The function that runs probe ``name``."""
+    """The function that runs probe ``name``.
+
+    Imports are serialized: under pytest, the kit's modules are imported through the
+    assertion-rewriting hook, and CPython 3.11's ``ast`` is not safe to use from two
+    threads at once (suites may run in parallel threads).
+    """
     module, attr = PROBE_FUNCTIONS[name]
-    function: Probe = getattr(importlib.import_module(module), attr)
+    with _IMPORTS:
+        function: Probe = getattr(importlib.import_module(module), attr)
     return function
 
 
