@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any, Final, TypeVar
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 from strategies import (
@@ -100,6 +100,17 @@ def trace(payloads: Sequence[StreamPayload], *, facts_only: bool = False) -> lis
             reports.append((i, found.clause))
     reports += [(END, found.clause) for found in verifier.finish()]
     return reports
+
+
+def fixed_settings(max_examples: int) -> settings:
+    """Deterministic, database-free, deadline-free settings: CI runs the same examples."""
+    return settings(
+        derandomize=True,
+        database=None,
+        deadline=None,
+        max_examples=max_examples,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
 
 
 def run_everything(payloads: Sequence[StreamPayload]) -> list[Violation]:
@@ -565,13 +576,7 @@ FAULT_GROUPS: Final[dict[str, list[Fault]]] = {
 # --- valid input passes ------------------------------------------------------------------
 
 
-@settings(
-    derandomize=True,
-    database=None,
-    deadline=None,
-    max_examples=100,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+@fixed_settings(100)
 @given(stream=valid_streams(min_actions=8, max_actions=40))
 def test_valid_streams_pass_every_stream_check(stream: GeneratedStream) -> None:
     payloads = stream.payloads
@@ -605,13 +610,7 @@ def test_valid_streams_pass_every_stream_check(stream: GeneratedStream) -> None:
     assert verifier.finish() == []
 
 
-@settings(
-    derandomize=True,
-    database=None,
-    deadline=None,
-    max_examples=50,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+@fixed_settings(50)
 @given(
     lifecycles=st.lists(
         capability_lifecycles(),
@@ -642,13 +641,7 @@ def test_free_text_facts_pass(
     assert verify_observation_support(ALL_OBSERVATIONS, facts) == []
 
 
-@settings(
-    derandomize=True,
-    database=None,
-    deadline=None,
-    max_examples=80,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+@fixed_settings(80)
 @given(generated=run_events())
 def test_valid_run_events_and_transcripts_pass(generated: GeneratedRunEvents) -> None:
     events, transcript = list(generated.events), list(generated.transcript)
@@ -663,13 +656,7 @@ def test_valid_run_events_and_transcripts_pass(generated: GeneratedRunEvents) ->
 
 
 @pytest.mark.parametrize("group", list(FAULT_GROUPS))
-@settings(
-    derandomize=True,
-    database=None,
-    deadline=None,
-    max_examples=60,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+@fixed_settings(60)
 @given(data=st.data())
 def test_single_fault_is_reported_at_its_payload(group: str, data: st.DataObject) -> None:
     """Each fault of the group, injected alone into one shared valid stream."""
@@ -701,13 +688,7 @@ def _first_difference(a: Sequence[TranscriptItem], b: Sequence[TranscriptItem]) 
     return n
 
 
-@settings(
-    derandomize=True,
-    database=None,
-    deadline=None,
-    max_examples=60,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+@fixed_settings(60)
 @given(generated=run_events(min_items=1, min_chunks=1), data=st.data())
 def test_run_event_faults_are_reported_at_their_event(
     generated: GeneratedRunEvents, data: st.DataObject
@@ -770,13 +751,7 @@ def test_run_event_faults_are_reported_at_their_event(
 # --- garbage never crashes the verifier --------------------------------------------------
 
 
-@settings(
-    derandomize=True,
-    database=None,
-    deadline=None,
-    max_examples=80,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+@fixed_settings(80)
 @given(payloads=garbage_streams("scalars"))
 def test_garbage_is_judged_not_crashed_on(payloads: list[StreamPayload]) -> None:
     """Wrong-typed scalars, None for nested models, junk inside nested models."""
@@ -790,29 +765,13 @@ def test_garbage_is_judged_not_crashed_on(payloads: list[StreamPayload]) -> None
 # payloads only a driver bypassing validation can build. They are judged as malformed.
 
 
-@settings(
-    derandomize=True,
-    database=None,
-    deadline=None,
-    max_examples=100,
-    suppress_health_check=[HealthCheck.too_slow],
-    phases=[Phase.explicit, Phase.generate],
-    report_multiple_bugs=False,
-)
+@fixed_settings(100)
 @given(payloads=garbage_streams("unhashable"))
 def test_unhashable_values_are_judged_not_crashed_on(payloads: list[StreamPayload]) -> None:
     run_everything(payloads)
 
 
-@settings(
-    derandomize=True,
-    database=None,
-    deadline=None,
-    max_examples=100,
-    suppress_health_check=[HealthCheck.too_slow],
-    phases=[Phase.explicit, Phase.generate],
-    report_multiple_bugs=False,
-)
+@fixed_settings(100)
 @given(payloads=garbage_streams("wrong_models"))
 def test_non_models_in_fact_fields_are_judged_not_crashed_on(
     payloads: list[StreamPayload],
