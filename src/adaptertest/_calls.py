@@ -105,20 +105,16 @@ class _Loop:
         self._thread.start()
         self.portal = ready.result(timeout=30)
 
-    def stop_when_free(self) -> None:
-        """Stop the loop as soon as it runs again (blocks until then)."""
-        with contextlib.suppress(BaseException):
-            self.portal.start_task_soon(self.portal.stop, True).result()
-        self._stopped.wait()
+    def stop(self, timeout: float | None) -> None:
+        """Ask the loop to stop and wait up to ``timeout`` (None: until it runs again).
 
-    def close(self) -> None:
-        """Stop the loop, waiting briefly; a stuck loop is left to die with the process."""
+        A loop that stays stuck is left to die with the process (its thread is a daemon).
+        """
         try:
-            fut = self.portal.start_task_soon(self.portal.stop, True)
-            fut.result(timeout=GRACE)
+            self.portal.start_task_soon(self.portal.stop, True).result(timeout=timeout)
         except BaseException:  # noqa: BLE001 - the loop may be gone or stuck
             return
-        self._stopped.wait(GRACE)
+        self._stopped.wait(timeout)
 
 
 class CallRunner:
@@ -132,7 +128,7 @@ class CallRunner:
     def close(self) -> None:
         with self._lock:
             if self._loop is not None:
-                self._loop.close()
+                self._loop.stop(GRACE)
                 self._loop = None
 
     def _portal(self) -> BlockingPortal:
@@ -147,7 +143,7 @@ class CallRunner:
         if stuck is not None:
             # Stop it whenever the driver lets go; a loop blocked for good dies with the
             # process (its thread is a daemon).
-            threading.Thread(target=stuck.stop_when_free, daemon=True).start()
+            threading.Thread(target=stuck.stop, args=(None,), daemon=True).start()
 
     def call(
         self,
