@@ -64,6 +64,7 @@ from driver import (
     TranscriptKind,
     canonical_session_config_fingerprint,
 )
+from referencedriver import ReferenceSessionCodec
 
 __all__ = [
     "ASYNC_TARGETS",
@@ -170,29 +171,11 @@ def structured_answer(request: Request) -> StructuredOutput | None:
 # -- the compliant baseline ------------------------------------------------------------
 
 
-class ProofCodec:
-    """A lossless, stateless codec: resume id, display id and data map one to one."""
+class ProofCodec(ReferenceSessionCodec):
+    """The reference mapping under the baseline's name, with a guard that cannot collide."""
 
-    def name(self) -> str:
-        return BASELINE_TYPE
-
-    def to_params(self, state: SessionState | None) -> SessionParams:
-        if state is None:
-            return SessionParams()
-        return SessionParams(
-            resume_id=state.resume_id,
-            display_id=state.display_id or state.resume_id,
-            values=dict(state.data),
-        )
-
-    def from_params(self, params: SessionParams) -> SessionState | None:
-        if not (params.resume_id or params.display_id or params.values):
-            return None
-        return SessionState(
-            resume_id=params.resume_id,
-            display_id=params.display_id or params.resume_id,
-            data=dict(params.values),
-        )
+    def __init__(self) -> None:
+        super().__init__(BASELINE_TYPE)
 
     def guard_fingerprint(self, params: SessionParams) -> str:
         # JSON keeps keys and values apart whatever characters they hold.
