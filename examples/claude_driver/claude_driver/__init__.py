@@ -3,13 +3,13 @@
 A subprocess driver built on the reference driver's template: one CLI process
 per run, its stdout parsed line by line as it arrives. The format-independent
 part (config fields, driver methods, process, emission, codec, run flow, JSONL
-reading) lives in the ``cli_plumbing`` example package, shared with the Codex
+reading) lives in the ``driver.clikit`` package (shipped with the kit), shared with the Codex
 driver.
 
 - ``_config.py``: the frozen construction config and the driver's constants.
 - ``_parser.py``: the stream-json format, line by line, and the run's verdict.
 - ``_driver.py``: the descriptor and the ``claude -p`` command line, on
-  ``cli_plumbing.CLIDriver`` (probes, codec, ``run``).
+  ``driver.clikit.CLIDriver`` (probes, codec, ``run``).
 """
 
 from __future__ import annotations

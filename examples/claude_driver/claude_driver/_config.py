@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from cli_plumbing import DEFAULT_TIMEOUT, CLIConfig
+from driver.clikit import DEFAULT_TIMEOUT, CLIConfig
 
 __all__ = [
     "CLAUDE_DRIVER_TYPE",
@@ -32,7 +32,7 @@ class ClaudeConfig(CLIConfig):
     prompt. The session-config fingerprint covers every field.
     """
 
-    # The fields are cli_plumbing.CLIConfig's; only the default program is Claude's.
+    # The fields are driver.clikit.CLIConfig's; only the default program is Claude's.
 
     command: tuple[str, ...] = Field(default=DEFAULT_COMMAND, min_length=1)
     """Program and leading arguments, e.g. ``("claude",)`` or a wrapper script."""

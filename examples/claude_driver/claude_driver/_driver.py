@@ -1,7 +1,7 @@
 """The Claude Code driver: runs ``claude -p`` once per run and parses its stream-json output.
 
 The probes, the session codec, the config fingerprint and ``run`` come from
-:class:`cli_plumbing.CLIDriver`; this module declares the driver and supplies
+:class:`driver.clikit.CLIDriver`; this module declares the driver and supplies
 the command line and the parser.
 """
 
@@ -14,7 +14,6 @@ from claude_driver._config import (
     ClaudeConfig,
 )
 from claude_driver._parser import ClaudeStreamParser
-from cli_plumbing import CLIDriver, RunOutput, cli_config_schema
 from driver import (
     ConfigSchema,
     Descriptor,
@@ -22,6 +21,7 @@ from driver import (
     SessionCapability,
     WorkspaceCapability,
 )
+from driver.clikit import CLIDriver, RunOutput, cli_config_schema
 
 __all__ = ["ClaudeDriver", "build_argv"]
 

@@ -20,14 +20,15 @@ is not stable). What each line becomes:
   skipped; lines that are not JSON objects become ``stdout`` items.
 
 Reading lines and the order of the failure checks come from
-:class:`cli_plumbing.JsonlParser`.
+:class:`driver.clikit.JsonlParser`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from cli_plumbing import (
+from driver import TerminalPayload, TranscriptItem, TranscriptKind
+from driver.clikit import (
     JsonlParser,
     RunOutput,
     dict_field,
@@ -36,7 +37,6 @@ from cli_plumbing import (
     read_usage,
     str_field,
 )
-from driver import TerminalPayload, TranscriptItem, TranscriptKind
 
 __all__ = ["ClaudeStreamParser"]
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 import adaptertest
+from adaptertest import clikit as testing
 from claude_driver import ClaudeConfig, ClaudeDriver
-from cli_plumbing import testing
 
 RECORDINGS = testing.recordings_dir(__file__)
 RESUME_ID = "3f9b6c1e-58d2-4a7f-9e0b-c4d21a8f6e53"  # the session the codec clauses start from

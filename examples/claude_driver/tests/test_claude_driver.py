@@ -3,9 +3,9 @@
 Parser tests feed a recording straight into the parser (no process). Driver
 tests use the kit's replay stand-in as the CLI, so the whole path from the
 process to the response runs; no Claude Code is needed. Deadlines, cancellation,
-start failures and the resume guard are format-independent: ``cli_plumbing``'s
+start failures and the resume guard are format-independent: ``driver.clikit``'s
 tests cover them once for both drivers. The checks every CLI driver shares live
-in ``cli_plumbing.testing``; this file gives them Claude Code's data.
+in ``adaptertest.clikit``; this file gives them Claude Code's data.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from adaptertest import RecordingSink
+from adaptertest import clikit as testing
+from adaptertest.clikit import TEXT, TOOL, Case, Replay
 from claude_driver import (
     CLAUDE_DRIVER_TYPE,
     ClaudeConfig,
@@ -22,9 +24,8 @@ from claude_driver import (
     ClaudeStreamParser,
     build_argv,
 )
-from cli_plumbing import RunOutput, testing
-from cli_plumbing.testing import TEXT, TOOL, Case, Replay
 from driver import Request, SessionContext, SessionState
+from driver.clikit import RunOutput
 
 RECORDINGS = testing.recordings_dir(__file__)
 

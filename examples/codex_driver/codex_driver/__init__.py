@@ -3,13 +3,13 @@
 A subprocess driver built on the reference driver's template: one CLI process
 per run, its JSONL events parsed line by line as they arrive. The
 format-independent part (config fields, driver methods, process, emission,
-codec, run flow, JSONL reading) lives in the ``cli_plumbing`` example package,
+codec, run flow, JSONL reading) lives in the ``driver.clikit`` package (shipped with the kit),
 shared with the Claude Code driver.
 
 - ``_config.py``: the frozen construction config and the driver's constants.
 - ``_parser.py``: the ``exec --json`` events, line by line, and the run's verdict.
 - ``_driver.py``: the descriptor and the ``codex exec`` command line, on
-  ``cli_plumbing.CLIDriver`` (probes, codec, ``run``).
+  ``driver.clikit.CLIDriver`` (probes, codec, ``run``).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from cli_plumbing import DEFAULT_TIMEOUT, CLIConfig
+from driver.clikit import DEFAULT_TIMEOUT, CLIConfig
 
 __all__ = [
     "CODEX_DRIVER_TYPE",
@@ -32,7 +32,7 @@ class CodexConfig(CLIConfig):
     resuming, and the prompt. The session-config fingerprint covers every field.
     """
 
-    # The fields are cli_plumbing.CLIConfig's; only the default program is Codex's.
+    # The fields are driver.clikit.CLIConfig's; only the default program is Codex's.
 
     command: tuple[str, ...] = Field(default=DEFAULT_COMMAND, min_length=1)
     """Program and leading arguments, e.g. ``("codex",)`` or a wrapper script."""

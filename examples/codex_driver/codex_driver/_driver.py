@@ -1,13 +1,12 @@
 """The Codex driver: runs ``codex exec --json`` once per run and parses its JSONL events.
 
 The probes, the session codec, the config fingerprint and ``run`` come from
-:class:`cli_plumbing.CLIDriver`; this module declares the driver and supplies
+:class:`driver.clikit.CLIDriver`; this module declares the driver and supplies
 the command line and the parser.
 """
 
 from __future__ import annotations
 
-from cli_plumbing import CLIDriver, RunOutput, cli_config_schema
 from codex_driver._config import (
     CODEX_DRIVER_TYPE,
     DEFAULT_TIMEOUT,
@@ -22,6 +21,7 @@ from driver import (
     SessionCapability,
     WorkspaceCapability,
 )
+from driver.clikit import CLIDriver, RunOutput, cli_config_schema
 
 __all__ = ["CodexDriver", "build_argv"]
 

@@ -22,15 +22,15 @@ event becomes:
   skipped; lines that are not JSON objects become ``stdout`` items.
 
 Reading lines and the order of the failure checks come from
-:class:`cli_plumbing.JsonlParser`.
+:class:`driver.clikit.JsonlParser`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from cli_plumbing import JsonlParser, RunOutput, dict_field, read_usage, str_field
 from driver import TerminalPayload, TranscriptItem, TranscriptKind
+from driver.clikit import JsonlParser, RunOutput, dict_field, read_usage, str_field
 
 __all__ = ["CodexStreamParser"]
 

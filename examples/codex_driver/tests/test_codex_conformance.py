@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 import adaptertest
-from cli_plumbing import testing
+from adaptertest import clikit as testing
 from codex_driver import CodexConfig, CodexDriver
 
 RECORDINGS = testing.recordings_dir(__file__)

@@ -3,9 +3,9 @@
 Parser tests feed a recording straight into the parser (no process). Driver
 tests use the kit's replay stand-in as the CLI, so the whole path from the
 process to the response runs; no Codex CLI is needed. Deadlines, cancellation,
-start failures and the resume guard are format-independent: ``cli_plumbing``'s
+start failures and the resume guard are format-independent: ``driver.clikit``'s
 tests cover them once for both drivers. The checks every CLI driver shares live
-in ``cli_plumbing.testing``; this file gives them Codex's data.
+in ``adaptertest.clikit``; this file gives them Codex's data.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from adaptertest import RecordingSink
-from cli_plumbing import ProcessOutcome, RunOutput, testing
-from cli_plumbing.testing import REASONING, TEXT, TOOL, Case, Replay
+from adaptertest import clikit as testing
+from adaptertest.clikit import REASONING, TEXT, TOOL, Case, Replay
 from codex_driver import (
     CODEX_DRIVER_TYPE,
     CodexConfig,
@@ -25,6 +25,7 @@ from codex_driver import (
     build_argv,
 )
 from driver import Request, SessionContext, SessionState, StreamKind, TranscriptKind
+from driver.clikit import ProcessOutcome, RunOutput
 
 RECORDINGS = testing.recordings_dir(__file__)
 

@@ -13,8 +13,6 @@ from typing import Protocol
 
 import anyio
 
-from cli_plumbing._emit import RunOutput
-from cli_plumbing._process import ProcessOutcome, run_cli
 from driver import (
     SESSION_PARAM_CWD,
     SESSION_PARAM_PROFILE_FINGERPRINT,
@@ -37,6 +35,8 @@ from driver import (
     TranscriptKind,
     Usage,
 )
+from driver.clikit._emit import RunOutput
+from driver.clikit._process import ProcessOutcome, run_cli
 
 __all__ = ["GUARDED_KEYS", "SessionMismatchError", "StreamParser", "run_turn"]
 

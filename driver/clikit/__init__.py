@@ -1,4 +1,7 @@
-"""Plumbing shared by the CLI example drivers (Claude Code, Codex).
+"""A toolkit for drivers that run an agent CLI printing JSON lines.
+
+Shipped with the kit and supported: the example drivers (Claude Code, Codex) and
+the projects ``adaptertest new --template cli`` writes are built on it.
 
 Everything that does not depend on a CLI's output format: the config fields,
 running the process, emitting payloads that keep the stream rules, the session
@@ -14,16 +17,18 @@ its command line and a parser for its format.
 - ``_codec.py``: the session codec (checkpoint state <-> session params).
 - ``_turn.py``: one run, from the resume guard to the response.
 - ``_probes.py``: the environment report and the config schema.
-- ``testing.py``: test support for driver test files (needs pytest; not imported here).
+
+Test support for driver test files lives in :mod:`adaptertest.clikit` (it needs
+the suite's test stack; nothing here imports it).
 """
 
 from __future__ import annotations
 
-from cli_plumbing._codec import ResumeCodec
-from cli_plumbing._config import DEFAULT_TIMEOUT, CLIConfig
-from cli_plumbing._driver import CLIDriver
-from cli_plumbing._emit import RunOutput
-from cli_plumbing._jsonl import (
+from driver.clikit._codec import ResumeCodec
+from driver.clikit._config import DEFAULT_TIMEOUT, CLIConfig
+from driver.clikit._driver import CLIDriver
+from driver.clikit._emit import RunOutput
+from driver.clikit._jsonl import (
     STDERR_TAIL,
     JsonlParser,
     dict_field,
@@ -33,15 +38,15 @@ from cli_plumbing._jsonl import (
     stderr_tail,
     str_field,
 )
-from cli_plumbing._probes import cli_config_schema, program_report
-from cli_plumbing._process import (
+from driver.clikit._probes import cli_config_schema, program_report
+from driver.clikit._process import (
     DRAIN_SECONDS,
     KILL_GRACE_SECONDS,
     LineFramer,
     ProcessOutcome,
     run_cli,
 )
-from cli_plumbing._turn import GUARDED_KEYS, SessionMismatchError, StreamParser, run_turn
+from driver.clikit._turn import GUARDED_KEYS, SessionMismatchError, StreamParser, run_turn
 
 __all__ = [
     "DEFAULT_TIMEOUT",

@@ -1,10 +1,10 @@
-"""Test support for CLI driver test files: replayed recordings and the shared checks.
+"""Test support for drivers built on :mod:`driver.clikit`: replays and shared checks.
 
 Each driver's test file keeps its own data (the recordings' expected cases, its
 command line, its declarations) and calls the ``check_*`` functions here from
 its own test functions, so every driver runs every check. Nothing here needs a
 real CLI: the command is the kit's replay stand-in, which writes a recording to
-stdout and exits with a chosen code. Needs pytest; ``cli_plumbing`` itself does
+stdout and exits with a chosen code. Needs pytest; ``driver.clikit`` itself does
 not import this module.
 """
 
@@ -23,11 +23,6 @@ from pydantic import ValidationError
 import adaptertest
 from adaptertest import CLAUSES, ClauseStatus, Options, RecordingSink
 from adaptertest.options import Backend
-from cli_plumbing._config import CLIConfig
-from cli_plumbing._driver import CLIDriver
-from cli_plumbing._emit import RunOutput
-from cli_plumbing._jsonl import JsonlParser
-from cli_plumbing._process import LineFramer, ProcessOutcome
 from driver import (
     SESSION_PARAM_CWD,
     SESSION_PARAM_PROFILE_FINGERPRINT,
@@ -40,6 +35,11 @@ from driver import (
     SessionState,
     StreamKind,
 )
+from driver.clikit._config import CLIConfig
+from driver.clikit._driver import CLIDriver
+from driver.clikit._emit import RunOutput
+from driver.clikit._jsonl import JsonlParser
+from driver.clikit._process import LineFramer, ProcessOutcome
 
 __all__ = [
     "LIVE_RUN_CLAUSES",

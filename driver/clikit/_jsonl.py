@@ -12,9 +12,9 @@ import json
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
-from cli_plumbing._emit import RunOutput
-from cli_plumbing._process import ProcessOutcome
 from driver import FailureCode, RunFailure, TerminalPayload, TranscriptItem, TranscriptKind, Usage
+from driver.clikit._emit import RunOutput
+from driver.clikit._process import ProcessOutcome
 
 __all__ = [
     "STDERR_TAIL",
@@ -77,7 +77,7 @@ def _reject_constant(name: str) -> Any:
 class JsonlParser(ABC):
     """Turns stdout lines into payloads and items as they arrive; never raises.
 
-    Implements :class:`cli_plumbing.StreamParser` except for what depends on
+    Implements :class:`driver.clikit.StreamParser` except for what depends on
     the format: :meth:`on_object` for each decoded line, :attr:`succeeded`,
     :attr:`resume_id`, :meth:`output` and :meth:`reported_failure`. After the
     process ended, :meth:`failure` classifies the run from the same pass.

@@ -18,16 +18,6 @@ import pytest
 
 import adaptertest
 from adaptertest import RecordingSink
-from cli_plumbing import (
-    GUARDED_KEYS,
-    LineFramer,
-    ProcessOutcome,
-    ResumeCodec,
-    RunOutput,
-    SessionMismatchError,
-    run_cli,
-    run_turn,
-)
 from driver import (
     SESSION_PARAM_CWD,
     SESSION_PARAM_PROFILE_FINGERPRINT,
@@ -49,6 +39,16 @@ from driver import (
     TranscriptKind,
     Usage,
     WorkspaceLease,
+)
+from driver.clikit import (
+    GUARDED_KEYS,
+    LineFramer,
+    ProcessOutcome,
+    ResumeCodec,
+    RunOutput,
+    SessionMismatchError,
+    run_cli,
+    run_turn,
 )
 
 
@@ -298,7 +298,7 @@ async def test_run_cli_stops_a_process_that_overruns_its_deadline() -> None:
 async def test_run_cli_does_not_wait_forever_for_a_grandchild_holding_the_pipe(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("cli_plumbing._process.DRAIN_SECONDS", 0.3)
+    monkeypatch.setattr("driver.clikit._process.DRAIN_SECONDS", 0.3)
     started = time.monotonic()
     outcome = await run_cli(
         script(

@@ -12,11 +12,6 @@ from typing import ClassVar, Generic, TypeVar
 
 import anyio.lowlevel
 
-from cli_plumbing._codec import ResumeCodec
-from cli_plumbing._config import CLIConfig
-from cli_plumbing._emit import RunOutput
-from cli_plumbing._probes import program_report
-from cli_plumbing._turn import StreamParser, run_turn
 from driver import (
     ConfigSchema,
     Descriptor,
@@ -28,6 +23,11 @@ from driver import (
     StreamCapability,
     canonical_session_config_fingerprint,
 )
+from driver.clikit._codec import ResumeCodec
+from driver.clikit._config import CLIConfig
+from driver.clikit._emit import RunOutput
+from driver.clikit._probes import program_report
+from driver.clikit._turn import StreamParser, run_turn
 
 __all__ = ["CLIDriver"]
 
@@ -40,7 +40,7 @@ class CLIDriver(ABC, Generic[ConfigT]):
 
     Config validation, the probes, the stream capability (whole blocks with
     reasoning, tool arguments complete, no HITL), the session codec, the
-    config fingerprint and ``run`` are shared; see :func:`cli_plumbing.run_turn`
+    config fingerprint and ``run`` are shared; see :func:`driver.clikit.run_turn`
     for the outcome rules.
     """
 
