@@ -15,9 +15,9 @@ message starts with its clause ID.
 
 from __future__ import annotations
 
-import importlib
-import threading
 from typing import TYPE_CHECKING, Any
+
+from adaptertest._imports import import_attr
 
 if TYPE_CHECKING:
     from adaptertest._pytest import test_driver
@@ -43,8 +43,6 @@ if TYPE_CHECKING:
     )
     from adaptertest.trn import verify_transcript
     from referencedriver import new_reference_driver
-
-_IMPORTS = threading.Lock()
 
 _LAZY: dict[str, str] = {
     "test_driver": "adaptertest._pytest",
@@ -84,8 +82,7 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'adaptertest' has no attribute {name!r}")
-    with _IMPORTS:  # see adaptertest._suite.probe_function: imports may race under pytest
-        value = getattr(importlib.import_module(module), name)
+    value = import_attr(module, name)
     globals()[name] = value
     return value
 
