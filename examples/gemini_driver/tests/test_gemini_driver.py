@@ -292,11 +292,12 @@ def test_a_message_without_delta_is_a_block_of_its_own() -> None:
         lines_of(
             {"type": "init", "session_id": "s-1", "model": "gemini-2.5-pro"},
             {"type": "message", "role": "user", "content": "hi"},  # the prompt's echo
-            {"type": "message", "role": "assistant", "content": "Hel", "delta": True},
+            {"content": "Hel", "delta": True, "role": "assistant", "type": "message"},  # key order
             {"type": "message", "role": "assistant", "content": "", "delta": True},
             {"type": "message", "role": "assistant", "content": "Hello there."},
             {"type": "message", "role": "assistant", "content": "again", "delta": True},
-            {"type": "result", "status": "success"},
+            {"type": "message", "role": "assistant", "content": "!", "delta": 1},  # not true
+            {"status": "success", "type": "result"},
         )
     )
     assert [p.kind for p in sink.stream] == [
@@ -304,11 +305,13 @@ def test_a_message_without_delta_is_a_block_of_its_own() -> None:
         *text(1),  # the open delta block closes before the whole message
         *text(1),
         *text(1),
+        *text(1),  # delta 1 is not delta true: a whole message
         "step.finished",
     ]
     assistant = [i.text for i in out.transcript if i.kind == TranscriptKind.ASSISTANT]
-    assert assistant == ["Hel", "Hello there.", "again"]
-    assert parser.output() == "again"
+    assert assistant == ["Hel", "Hello there.", "again", "!"]
+    assert parser.output() == "!"
+    assert parser.succeeded
     assert parser.usage is None  # a result without stats reports no usage
 
 
