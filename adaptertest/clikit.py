@@ -33,6 +33,7 @@ from driver import (
     Response,
     RunEventType,
     SessionState,
+    StreamCapability,
     StreamKind,
 )
 from driver.clikit._config import CLIConfig
@@ -42,6 +43,7 @@ from driver.clikit._jsonl import JsonlParser
 from driver.clikit._process import LineFramer, ProcessOutcome
 
 __all__ = [
+    "BLOCK_STREAMING",
     "LIVE_RUN_CLAUSES",
     "REASONING",
     "TERMINALS",
@@ -73,6 +75,9 @@ TERMINALS = {StreamKind.RUN_FINISHED, StreamKind.RUN_ERROR}
 TEXT = ("text.start", "text.content", "text.end")
 REASONING = ("reasoning.start", "reasoning.content", "reasoning.end")
 TOOL = ("tool_call.start", "tool_call.result", "tool_call.end")
+
+BLOCK_STREAMING = StreamCapability(native=True, reasoning=True)
+"""The stream capability of a driver that streams whole text and reasoning blocks."""
 
 LIVE_RUN_CLAUSES = [c.id for c in CLAUSES if "live_run" in c.probes]
 """Clauses the live run judges; the hermetic ones are covered by ``adaptertest.test_driver``."""
@@ -372,22 +377,22 @@ def check_config_validation(
 
 
 def check_descriptor_and_stream_capability(
-    driver_class: DriverClass[ConfigT], config: ConfigT, driver_type: str
+    driver_class: DriverClass[ConfigT],
+    config: ConfigT,
+    driver_type: str,
+    *,
+    capability: StreamCapability = BLOCK_STREAMING,
 ) -> list[str]:
-    """Resume declared; skills, native structured output, token-level streaming, tool-call
-    args and HITL not; reasoning streamed. Returns the declared model ids."""
+    """Resume declared; skills and native structured output not; the stream capability is
+    exactly ``capability`` (by default whole blocks with reasoning, no token deltas,
+    tool-call args or HITL). Returns the declared model ids."""
     descriptor = driver_class(config).descriptor()
     assert descriptor.type == driver_type
     assert descriptor.sessions.supports_resume
     assert not descriptor.skills.supported
     assert not descriptor.structured_output.json_schema_native
-    capability = driver_class().stream_capability()
-    assert (capability.token_level, capability.tool_call_args, capability.hitl) == (
-        False,
-        False,
-        False,
-    )
-    assert capability.reasoning
+    assert driver_class().stream_capability() == capability
+    assert driver_class(config).stream_capability() == capability
     return [m.id for m in descriptor.models]
 
 

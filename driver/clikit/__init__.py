@@ -1,18 +1,19 @@
 """A toolkit for drivers that run an agent CLI printing JSON lines.
 
-Shipped with the kit and supported: the example drivers (Claude Code, Codex) and
-the projects ``adaptertest new --template cli`` writes are built on it.
+Shipped with the kit and supported: the example drivers (Claude Code, Codex,
+Gemini CLI) and the projects ``adaptertest new --template cli`` writes are built on it.
 
 Everything that does not depend on a CLI's output format: the config fields,
 running the process, emitting payloads that keep the stream rules, the session
 codec, the run's guard/classify/respond flow, the driver methods around it,
-reading JSONL, and the wording of the probes. A driver adds its descriptor,
+reading JSONL, the descriptor, and the wording of the probes. A driver adds
 its command line and a parser for its format.
 
 - ``_config.py``: :class:`CLIConfig`, the fields every CLI driver is built with.
 - ``_driver.py``: :class:`CLIDriver`, the driver methods a subclass configures.
 - ``_process.py``: spawning the CLI, reading its pipes, the deadline.
-- ``_emit.py``: stream payloads, run events and transcript with lifecycle bookkeeping.
+- ``_emit.py``: stream payloads (whole blocks or token deltas, vendor kinds), run
+  events and transcript, with lifecycle bookkeeping.
 - ``_jsonl.py``: :class:`JsonlParser` (line reading, failure order) and field helpers.
 - ``_codec.py``: the session codec (checkpoint state <-> session params).
 - ``_turn.py``: one run, from the resume guard to the response.
@@ -27,7 +28,7 @@ from __future__ import annotations
 from driver.clikit._codec import ResumeCodec
 from driver.clikit._config import DEFAULT_TIMEOUT, CLIConfig
 from driver.clikit._driver import CLIDriver
-from driver.clikit._emit import RunOutput
+from driver.clikit._emit import BlockKind, RunOutput
 from driver.clikit._jsonl import (
     STDERR_TAIL,
     JsonlParser,
@@ -54,6 +55,7 @@ __all__ = [
     "GUARDED_KEYS",
     "KILL_GRACE_SECONDS",
     "STDERR_TAIL",
+    "BlockKind",
     "CLIConfig",
     "CLIDriver",
     "JsonlParser",

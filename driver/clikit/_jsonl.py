@@ -80,7 +80,8 @@ class JsonlParser(ABC):
     Implements :class:`driver.clikit.StreamParser` except for what depends on
     the format: :meth:`on_object` for each decoded line, :attr:`succeeded`,
     :attr:`resume_id`, :meth:`output` and :meth:`reported_failure`. After the
-    process ended, :meth:`failure` classifies the run from the same pass.
+    process ended, :meth:`failure` classifies the run from the same pass;
+    :meth:`exit_detail` and :meth:`add_failure_metadata` let a format say more.
     """
 
     program: ClassVar[str]
@@ -140,6 +141,16 @@ class JsonlParser(ABC):
     def reported_failure(self, meta: dict[str, Any]) -> str:
         """The message of a terminal line that reports an error; may add to ``meta``."""
 
+    def exit_detail(self, outcome: ProcessOutcome) -> str:
+        """What the message of a non-zero exit quotes after the code: by default the
+        error the CLI printed on stdout, else the end of stderr."""
+        return self._error_hint or stderr_tail(outcome.stderr)
+
+    def add_failure_metadata(self, meta: dict[str, Any], outcome: ProcessOutcome) -> None:
+        """Add what the stream said about the trouble (the last error line, a retry
+        reason, a limit) to the metadata of any failure; nothing by default."""
+        return None
+
     def failure(self, outcome: ProcessOutcome, timeout: float) -> RunFailure | None:
         """Classify the run; None only for a successful terminal line with a clean exit."""
         meta: dict[str, Any] = {"exit_code": outcome.exit_code}
@@ -153,11 +164,12 @@ class JsonlParser(ABC):
             message = f"{self.program} was ended by {outcome.signal}"
         elif outcome.exit_code != 0:
             message = f"{self.program} exited with code {outcome.exit_code}"
-            detail = self._error_hint or stderr_tail(outcome.stderr)
+            detail = self.exit_detail(outcome)
             if detail:
                 message = f"{message}: {detail}"
         elif self.terminal is None:
             message = f"{self.program} exited without {self.missing_terminal}"
         else:
             return None
+        self.add_failure_metadata(meta, outcome)
         return RunFailure(code=FailureCode.AGENT_ERROR, message=message, metadata=meta)

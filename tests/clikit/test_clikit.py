@@ -12,6 +12,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -32,6 +33,7 @@ from driver import (
     SessionContext,
     SessionParams,
     SessionState,
+    StreamCapability,
     StreamKind,
     StreamPayload,
     TerminalPayload,
@@ -42,6 +44,9 @@ from driver import (
 )
 from driver.clikit import (
     GUARDED_KEYS,
+    CLIConfig,
+    CLIDriver,
+    JsonlParser,
     LineFramer,
     ProcessOutcome,
     ResumeCodec,
@@ -238,6 +243,224 @@ def test_run_output_without_streaming_still_mirrors_the_transcript() -> None:
     out.finish(None)
     assert sink.stream == []
     assert adaptertest.verify_transcript_mirror(sink.events, out.transcript) == []
+
+
+def test_run_output_streams_a_block_chunk_by_chunk() -> None:
+    sink = RecordingSink()
+    out = RunOutput(sink, streaming=True, run_id="r-1", thread_id="t-1")
+    out.stream(StreamPayload(kind=StreamKind.RUN_STARTED))
+    out.step_start("turn")
+    first = out.block_start("text", "m")
+    out.block_delta(first, "Hel")
+    out.block_delta(first, "")  # an empty chunk says nothing (EVT-04)
+    out.block_delta(first, "lo")
+    out.block_delta("never-opened", "x")
+    out.block_end(first)
+    out.block_delta(first, "late")  # closed: dropped
+    out.block_end(first)  # closed once only
+    again = out.block_start("text", "m")  # the same wanted id is never reopened (EVT-03)
+    thought = out.block_start("reasoning", "r", parent="call-9")
+    out.block_delta(thought, "hmm")
+    out.block_delta(again, "still open")
+    out.tool_start("call-1", "probe", {})
+    out.finish(None)  # closes both blocks, then the tool, then the step
+    assert again == "m#2"
+    assert [(p.kind, p.message_id, p.delta) for p in sink.stream[2:7]] == [
+        (StreamKind.TEXT_START, "m", ""),
+        (StreamKind.TEXT_CONTENT, "m", "Hel"),
+        (StreamKind.TEXT_CONTENT, "m", "lo"),
+        (StreamKind.TEXT_END, "m", ""),
+        (StreamKind.TEXT_START, "m#2", ""),
+    ]
+    assert {p.parent_tool_call_id for p in sink.stream if p.message_id == "r"} == {"call-9"}
+    assert kinds(sink)[-6:] == [
+        StreamKind.TOOL_CALL_START,
+        StreamKind.TEXT_END,
+        StreamKind.REASONING_END,
+        StreamKind.TOOL_CALL_END,
+        StreamKind.STEP_FINISHED,
+        StreamKind.RUN_FINISHED,
+    ]
+    assert adaptertest.verify_stream_sequence(sink.stream) == []
+
+
+def test_run_output_whole_blocks_are_one_chunk() -> None:
+    sink = RecordingSink()
+    out = RunOutput(sink, streaming=True, run_id="", thread_id="")
+    out.text("m", "whole")
+    out.reasoning("m", "")  # nothing to say: nothing opened
+    assert [(p.kind, p.delta) for p in sink.stream] == [
+        (StreamKind.TEXT_START, ""),
+        (StreamKind.TEXT_CONTENT, "whole"),
+        (StreamKind.TEXT_END, ""),
+    ]
+
+
+def test_run_output_vendor_kinds_carry_their_fields() -> None:
+    sink = RecordingSink()
+    out = RunOutput(sink, streaming=True, run_id="r-1", thread_id="t-1")
+    out.stream(StreamPayload(kind=StreamKind.RUN_STARTED))
+    out.vendor("toy.warning", {"severity": "warning", "attempt": 2})
+    out.finish(None)
+    out.vendor("toy.warning", {"late": True})  # after the terminal: dropped
+    vendor = [p for p in sink.stream if p.kind == "toy.warning"]
+    assert [(p.raw, p.run_id, p.thread_id) for p in vendor] == [
+        ({"severity": "warning", "attempt": 2}, "r-1", "t-1")
+    ]
+    assert adaptertest.verify_stream_sequence(sink.stream) == []
+
+
+@pytest.mark.parametrize(
+    "kind", ["warning", "toy.", ".warning", "run.retry", "text.extra", "tool_call.note", ""]
+)
+def test_run_output_refuses_kinds_that_are_not_vendor_kinds(kind: str) -> None:
+    out = RunOutput(RecordingSink(), streaming=True, run_id="", thread_id="")
+    with pytest.raises(ValueError, match="vendor kind"):
+        out.vendor(kind, {})
+
+
+# -- CLIDriver and JsonlParser defaults -------------------------------------------------------
+
+
+class ToyConfig(CLIConfig):
+    command: tuple[str, ...] = ("toy-cli", "--json")
+
+
+class ToyJsonParser(JsonlParser):
+    """``{"say": TEXT}`` lines, ``{"done": true|false}`` terminals, ``{"warn": TEXT}`` notes."""
+
+    program = "toy"
+    missing_terminal = "a done line"
+
+    def __init__(self, out: RunOutput) -> None:
+        super().__init__(out)
+        self.warnings: list[str] = []
+        self._done: bool | None = None
+
+    def on_object(self, line: dict[str, Any], text: str) -> None:
+        if "done" in line:
+            self._done = line["done"] is True
+            self.terminal = TerminalPayload(event="done", raw_json=text)
+        elif "warn" in line:
+            self.warnings.append(str(line["warn"]))
+
+    @property
+    def succeeded(self) -> bool:
+        return self._done is True
+
+    @property
+    def resume_id(self) -> str:
+        return ""
+
+    def output(self) -> str:
+        return ""
+
+    def reported_failure(self, meta: dict[str, Any]) -> str:
+        return "toy said no"
+
+
+class NoisyToyParser(ToyJsonParser):
+    """Quotes stderr before its own warnings and files the last warning with any failure."""
+
+    def exit_detail(self, outcome: ProcessOutcome) -> str:
+        return outcome.stderr.decode().strip() or "; ".join(self.warnings)
+
+    def add_failure_metadata(self, meta: dict[str, Any], outcome: ProcessOutcome) -> None:
+        if self.warnings:
+            meta["last_warning"] = self.warnings[-1]
+
+
+class ToyDriver(CLIDriver[ToyConfig]):
+    driver_type = "toy"
+    fingerprint_domain = "tests/toy/v1"
+    install_hint = "install toy-cli"
+
+    def __init__(self, config: ToyConfig | None = None) -> None:
+        super().__init__(ToyConfig, config)
+
+    def command_line(
+        self, config: ToyConfig, prompt: str, *, model: str, resume_id: str
+    ) -> list[str]:
+        return [*config.command, prompt]
+
+    def stream_parser(self, out: RunOutput, *, model: str) -> ToyJsonParser:
+        return ToyJsonParser(out)
+
+
+class TokenToyDriver(ToyDriver):
+    display_name = "Toy CLI (token deltas)"
+    extra_args_hint = "--fast"
+    capability = StreamCapability(native=True, token_level=True)
+
+
+def test_the_default_descriptor_comes_from_the_class_and_the_config() -> None:
+    plain = ToyDriver().descriptor()
+    assert (plain.type, plain.display_name, plain.models) == ("toy", "toy", ())
+    assert plain.sessions.supports_resume
+    assert plain.workspace.supported
+    assert not plain.structured_output.json_schema_native
+    assert plain.config_schema is not None
+    fields = {f.name: f for f in plain.config_schema.fields}
+    assert fields["command"].default == "toy-cli"  # the config class's default program
+    assert fields["extra_args"].hint == "one argument per line"
+    assert ToyDriver().stream_capability() == StreamCapability(native=True, reasoning=True)
+    token = TokenToyDriver(ToyConfig(model="toy-2")).descriptor()
+    assert token.display_name == "Toy CLI (token deltas)"
+    assert [m.id for m in token.models] == ["toy-2"]
+    assert token.config_schema is not None
+    hint = {f.name: f.hint for f in token.config_schema.fields}["extra_args"]
+    assert hint == "one argument per line, e.g. --fast"
+    assert TokenToyDriver().stream_capability().token_level
+    assert TokenToyDriver().descriptor() == TokenToyDriver().descriptor()  # DRV-02
+
+
+def feed_toy(parser: ToyJsonParser, *lines: str) -> ToyJsonParser:
+    for line in lines:
+        parser.feed(line.encode())
+    return parser
+
+
+@pytest.mark.parametrize(
+    ("lines", "outcome", "message"),
+    [
+        ((), ProcessOutcome(0, "", True, b"", b""), "toy did not finish within 5 s"),
+        (('{"done": false}',), ProcessOutcome(1, "", False, b"", b"err"), "toy said no"),
+        ((), ProcessOutcome(-1, "SIGKILL", False, b"", b""), "toy was ended by SIGKILL"),
+        ((), ProcessOutcome(2, "", False, b"", b"disk full\n"), "toy exited with code 2: disk"),
+        (('{"done": true}',), ProcessOutcome(3, "", False, b"", b""), "toy exited with code 3"),
+        ((), ProcessOutcome(0, "", False, b"", b""), "toy exited without a done line"),
+    ],
+)
+def test_jsonl_failures_are_classified_in_a_fixed_order(
+    lines: tuple[str, ...], outcome: ProcessOutcome, message: str
+) -> None:
+    out = RunOutput(RecordingSink(), streaming=False, run_id="", thread_id="")
+    failure = feed_toy(ToyJsonParser(out), '{"warn": "slow"}', *lines).failure(outcome, 5)
+    assert failure is not None
+    assert failure.message.startswith(message)
+    assert failure.metadata["exit_code"] == outcome.exit_code
+    assert "last_warning" not in failure.metadata  # the base adds nothing of its own
+    assert (
+        feed_toy(ToyJsonParser(out), '{"done": true}').failure(
+            ProcessOutcome(0, "", False, b"", b""), 5
+        )
+        is None
+    )
+
+
+def test_a_format_can_choose_what_a_failure_quotes_and_files() -> None:
+    out = RunOutput(RecordingSink(), streaming=False, run_id="", thread_id="")
+    parser = feed_toy(NoisyToyParser(out), '{"warn": "quota low"}', '{"warn": "quota gone"}')
+    with_stderr = parser.failure(ProcessOutcome(7, "", False, b"", b"fatal: quota\n"), 5)
+    without = parser.failure(ProcessOutcome(7, "", False, b"", b""), 5)
+    timed_out = parser.failure(ProcessOutcome(-1, "SIGTERM", True, b"", b""), 5)
+    assert with_stderr is not None
+    assert with_stderr.message == "toy exited with code 7: fatal: quota"
+    assert without is not None
+    assert without.message == "toy exited with code 7: quota low; quota gone"
+    assert timed_out is not None
+    for failure in (with_stderr, without, timed_out):
+        assert failure.metadata["last_warning"] == "quota gone"
 
 
 # -- run_cli ----------------------------------------------------------------------------------
