@@ -160,6 +160,11 @@ class RunOutput:
                 )
             )
 
+    def end_open_tools(self) -> None:
+        """Close every tool call still open (the CLI ended its turn without their results)."""
+        for tool_id in list(self._open_tools):
+            self._end_tool(tool_id)
+
     def step_start(self, name: str) -> None:
         """Open a step (one model request, or one turn)."""
         self._steps.append(name)
@@ -186,8 +191,7 @@ class RunOutput:
     def _terminal(self, payload: StreamPayload) -> None:
         if self._terminal_sent:
             return
-        for tool_id in list(self._open_tools):
-            self._end_tool(tool_id)
+        self.end_open_tools()
         while self._steps:
             self.step_finish(self._steps[-1])
         self.stream(payload)

@@ -9,10 +9,19 @@ and handles the decoded objects.
 from __future__ import annotations
 
 import json
+import math
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
-from driver import FailureCode, RunFailure, TerminalPayload, TranscriptItem, TranscriptKind, Usage
+from driver import (
+    FailureCode,
+    RunFailure,
+    StreamPayload,
+    TerminalPayload,
+    TranscriptItem,
+    TranscriptKind,
+    Usage,
+)
 from driver.clikit._emit import RunOutput
 from driver.clikit._process import ProcessOutcome
 
@@ -22,6 +31,7 @@ __all__ = [
     "dict_field",
     "int_field",
     "list_field",
+    "make_usage",
     "read_usage",
     "stderr_tail",
     "str_field",
@@ -61,6 +71,26 @@ def read_usage(raw: dict[str, Any], *, cached_key: str) -> Usage:
         input_tokens=int_field(raw, "input_tokens"),
         output_tokens=int_field(raw, "output_tokens"),
         cached_input_tokens=int_field(raw, cached_key),
+    )
+
+
+def make_usage(
+    *, input_tokens: int, cached_input_tokens: int, output_tokens: int, cost_usd: float = 0.0
+) -> Usage:
+    """A :class:`driver.Usage` from counts already in its meaning (input inclusive of
+    cache reads and writes, output inclusive of reasoning) and a cost in dollars.
+
+    Negative counts (and a negative or non-finite cost) become 0 and the cached
+    part never exceeds the input, so a CLI's inconsistent numbers cannot break
+    the definition.
+    """
+    inclusive = max(input_tokens, 0)
+    milli = round(cost_usd * 1000) if math.isfinite(cost_usd) else 0
+    return Usage(
+        input_tokens=inclusive,
+        cached_input_tokens=min(max(cached_input_tokens, 0), inclusive),
+        output_tokens=max(output_tokens, 0),
+        estimated_cost_milli=max(milli, 0),
     )
 
 
@@ -122,6 +152,12 @@ class JsonlParser(ABC):
     def on_object(self, line: dict[str, Any], text: str) -> None:
         """Handle one JSON object line; ``text`` is the line as printed (stripped)."""
 
+    def vendor(self, kind: str, raw: dict[str, Any], item: TranscriptItem) -> None:
+        """A line no normalized kind fits: a vendor stream kind (namespaced, e.g.
+        ``claude.api_retry``) carrying the CLI's fields as ``raw``, and its item."""
+        self._out.stream(StreamPayload(kind=kind, raw=raw))
+        self._out.item(item)
+
     @property
     @abstractmethod
     def succeeded(self) -> bool:
@@ -139,6 +175,15 @@ class JsonlParser(ABC):
     @abstractmethod
     def reported_failure(self, meta: dict[str, Any]) -> str:
         """The message of a terminal line that reports an error; may add to ``meta``."""
+
+    def failure_context(self, meta: dict[str, Any], message: str) -> str:
+        """What the stream said before any failure (retries, limits ...), appended to the
+        failure ``message`` in parentheses; may add to ``meta``. Default: nothing."""
+        return ""
+
+    def structured_json(self) -> str | None:
+        """The JSON text of the CLI's native structured answer; None by default."""
+        return None
 
     def failure(self, outcome: ProcessOutcome, timeout: float) -> RunFailure | None:
         """Classify the run; None only for a successful terminal line with a clean exit."""
@@ -160,4 +205,7 @@ class JsonlParser(ABC):
             message = f"{self.program} exited without {self.missing_terminal}"
         else:
             return None
+        context = self.failure_context(meta, message)
+        if context:
+            message = f"{message} ({context})"
         return RunFailure(code=FailureCode.AGENT_ERROR, message=message, metadata=meta)
