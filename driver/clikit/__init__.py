@@ -18,6 +18,7 @@ its command line and a parser for its format.
 - ``_codec.py``: the session codec (checkpoint state <-> session params).
 - ``_turn.py``: one run, from the resume guard to the response.
 - ``_probes.py``: the environment report and the config schema.
+- ``_structured.py``: native structured output (the schema passed, the answer judged).
 
 Test support for driver test files lives in :mod:`adaptertest.clikit` (it needs
 the suite's test stack; nothing here imports it).
@@ -35,6 +36,7 @@ from driver.clikit._jsonl import (
     dict_field,
     int_field,
     list_field,
+    make_usage,
     read_usage,
     stderr_tail,
     str_field,
@@ -46,6 +48,13 @@ from driver.clikit._process import (
     LineFramer,
     ProcessOutcome,
     run_cli,
+)
+from driver.clikit._structured import (
+    NativeSchema,
+    StructuredSource,
+    judge_structured,
+    native_schema,
+    schema_file,
 )
 from driver.clikit._turn import GUARDED_KEYS, SessionMismatchError, StreamParser, run_turn
 
@@ -60,19 +69,25 @@ __all__ = [
     "CLIDriver",
     "JsonlParser",
     "LineFramer",
+    "NativeSchema",
     "ProcessOutcome",
     "ResumeCodec",
     "RunOutput",
     "SessionMismatchError",
     "StreamParser",
+    "StructuredSource",
     "cli_config_schema",
     "dict_field",
     "int_field",
+    "judge_structured",
     "list_field",
+    "make_usage",
+    "native_schema",
     "program_report",
     "read_usage",
     "run_cli",
     "run_turn",
+    "schema_file",
     "stderr_tail",
     "str_field",
 ]

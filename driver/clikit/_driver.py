@@ -8,6 +8,7 @@ declares more (model aliases, structured output) overrides :meth:`~CLIDriver.des
 
 from __future__ import annotations
 
+import contextlib
 from abc import ABC, abstractmethod
 from typing import ClassVar, Generic, TypeVar
 
@@ -24,6 +25,8 @@ from driver import (
     Response,
     SessionCapability,
     StreamCapability,
+    StructuredOutputSource,
+    StructuredOutputUnsupportedError,
     WorkspaceCapability,
     canonical_session_config_fingerprint,
 )
@@ -31,6 +34,7 @@ from driver.clikit._codec import ResumeCodec
 from driver.clikit._config import CLIConfig
 from driver.clikit._emit import RunOutput
 from driver.clikit._probes import cli_config_schema, program_report
+from driver.clikit._structured import NativeSchema, native_schema, schema_file
 from driver.clikit._turn import StreamParser, run_turn
 
 __all__ = ["CLIDriver"]
@@ -60,6 +64,9 @@ class CLIDriver(ABC, Generic[ConfigT]):
     capability: ClassVar[StreamCapability] = StreamCapability(native=True, reasoning=True)
     """What :meth:`stream_capability` declares. The default: whole text and reasoning
     blocks (no token deltas), tool arguments complete at the start, no HITL."""
+    schema_in_file: ClassVar[bool] = False
+    """The CLI reads a native output schema from a file (a temporary one is written for
+    the run and removed after it), not from its command line."""
 
     def __init__(self, config_type: type[ConfigT], config: ConfigT | None) -> None:
         """``config_type`` is the subclass's config; None means its defaults."""
@@ -109,6 +116,17 @@ class CLIDriver(ABC, Generic[ConfigT]):
     def stream_parser(self, out: RunOutput, *, model: str) -> StreamParser:
         """A fresh parser of the CLI's output for one run."""
 
+    def structured_command_line(
+        self, config: ConfigT, prompt: str, *, model: str, resume_id: str, schema: NativeSchema
+    ) -> list[str]:
+        """The argv of a run that asks the CLI to enforce ``schema`` natively.
+
+        Only called when the descriptor declares ``json_schema_native``; a driver
+        that declares it overrides this. The parser's ``structured_json()`` then
+        says what came back, and the run validates it against the schema.
+        """
+        raise StructuredOutputUnsupportedError(self.driver_type, "no native structured output")
+
     # -- config and probes ----------------------------------------------------------------
 
     def validate_config(self, config: object | None) -> None:
@@ -155,15 +173,46 @@ class CLIDriver(ABC, Generic[ConfigT]):
         await anyio.lowlevel.checkpoint()
         config = self._config_for(request.config)
         model = request.model_override or config.model
-        return await run_turn(
-            request,
-            sink,
-            driver_type=self.driver_type,
-            argv=lambda resume_id: self.command_line(
-                config, request.prompt, model=model, resume_id=resume_id
-            ),
-            cwd=request.workspace.cwd or config.cwd,
-            model=model,
-            timeout=config.timeout,
-            parser=lambda out: self.stream_parser(out, model=model),
-        )
+        schema = self._native_schema(request)
+        with contextlib.ExitStack() as cleanup:
+            native = None
+            if schema:
+                path = cleanup.enter_context(schema_file(schema)) if self.schema_in_file else ""
+                native = NativeSchema(schema, path)
+
+            def argv(resume_id: str) -> list[str]:
+                if native is None:
+                    return self.command_line(
+                        config, request.prompt, model=model, resume_id=resume_id
+                    )
+                return self.structured_command_line(
+                    config, request.prompt, model=model, resume_id=resume_id, schema=native
+                )
+
+            return await run_turn(
+                request,
+                sink,
+                driver_type=self.driver_type,
+                argv=argv,
+                cwd=request.workspace.cwd or config.cwd,
+                model=model,
+                timeout=config.timeout,
+                parser=lambda out: self.stream_parser(out, model=model),
+                structured=native is not None,
+            )
+
+    def _native_schema(self, request: Request) -> str:
+        """The schema text when ``request`` asks for native structured output, else ``""``.
+
+        Refused before launch when the descriptor does not declare it
+        (``StructuredOutputUnsupportedError``) or the schema is unusable
+        (``InvalidOutputSchemaError``): no mechanism is switched silently.
+        """
+        if request.structured_output_source != StructuredOutputSource.NATIVE:
+            return ""
+        if not self.descriptor().structured_output.json_schema_native:
+            raise StructuredOutputUnsupportedError(
+                self.driver_type, "native structured output is not declared"
+            )
+        schema = native_schema(request)
+        return schema.schema_document if schema is not None else ""

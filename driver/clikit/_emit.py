@@ -214,6 +214,11 @@ class RunOutput:
                 )
             )
 
+    def end_open_tools(self) -> None:
+        """Close every tool call still open (the CLI ended its turn without their results)."""
+        for tool_id in list(self._open_tools):
+            self._end_tool(tool_id)
+
     def step_start(self, name: str) -> None:
         """Open a step (one model request, or one turn)."""
         self._steps.append(name)
@@ -242,8 +247,7 @@ class RunOutput:
             return
         for message_id in list(self._open_blocks):
             self.block_end(message_id)
-        for tool_id in list(self._open_tools):
-            self._end_tool(tool_id)
+        self.end_open_tools()
         while self._steps:
             self.step_finish(self._steps[-1])
         self.stream(payload)

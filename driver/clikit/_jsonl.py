@@ -9,10 +9,18 @@ and handles the decoded objects.
 from __future__ import annotations
 
 import json
+import math
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
-from driver import FailureCode, RunFailure, TerminalPayload, TranscriptItem, TranscriptKind, Usage
+from driver import (
+    FailureCode,
+    RunFailure,
+    TerminalPayload,
+    TranscriptItem,
+    TranscriptKind,
+    Usage,
+)
 from driver.clikit._emit import RunOutput
 from driver.clikit._process import ProcessOutcome
 
@@ -22,6 +30,7 @@ __all__ = [
     "dict_field",
     "int_field",
     "list_field",
+    "make_usage",
     "read_usage",
     "stderr_tail",
     "str_field",
@@ -64,6 +73,26 @@ def read_usage(raw: dict[str, Any], *, cached_key: str) -> Usage:
     )
 
 
+def make_usage(
+    *, input_tokens: int, cached_input_tokens: int, output_tokens: int, cost_usd: float = 0.0
+) -> Usage:
+    """A :class:`driver.Usage` from counts already in its meaning (input inclusive of
+    cache reads and writes, output inclusive of reasoning) and a cost in dollars.
+
+    Negative counts (and a negative or non-finite cost) become 0 and the cached
+    part never exceeds the input, so a CLI's inconsistent numbers cannot break
+    the definition.
+    """
+    inclusive = max(input_tokens, 0)
+    milli = round(cost_usd * 1000) if math.isfinite(cost_usd) else 0
+    return Usage(
+        input_tokens=inclusive,
+        cached_input_tokens=min(max(cached_input_tokens, 0), inclusive),
+        output_tokens=max(output_tokens, 0),
+        estimated_cost_milli=max(milli, 0),
+    )
+
+
 def stderr_tail(stderr: bytes) -> str:
     """The end of stderr, where a CLI's fatal error usually is."""
     text = stderr.decode("utf-8", errors="replace").strip()
@@ -81,7 +110,7 @@ class JsonlParser(ABC):
     the format: :meth:`on_object` for each decoded line, :attr:`succeeded`,
     :attr:`resume_id`, :meth:`output` and :meth:`reported_failure`. After the
     process ended, :meth:`failure` classifies the run from the same pass;
-    :meth:`exit_detail` and :meth:`add_failure_metadata` let a format say more.
+    :meth:`exit_detail` and :meth:`failure_context` let a format say more.
     """
 
     program: ClassVar[str]
@@ -123,6 +152,12 @@ class JsonlParser(ABC):
     def on_object(self, line: dict[str, Any], text: str) -> None:
         """Handle one JSON object line; ``text`` is the line as printed (stripped)."""
 
+    def vendor(self, kind: str, raw: dict[str, Any], item: TranscriptItem) -> None:
+        """A line no normalized kind fits: a vendor stream kind (namespaced, e.g.
+        ``claude.api_retry``) carrying the CLI's fields as ``raw``, and its item."""
+        self._out.vendor(kind, raw)
+        self._out.item(item)
+
     @property
     @abstractmethod
     def succeeded(self) -> bool:
@@ -146,9 +181,14 @@ class JsonlParser(ABC):
         error the CLI printed on stdout, else the end of stderr."""
         return self._error_hint or stderr_tail(outcome.stderr)
 
-    def add_failure_metadata(self, meta: dict[str, Any], outcome: ProcessOutcome) -> None:
-        """Add what the stream said about the trouble (the last error line, a retry
-        reason, a limit) to the metadata of any failure; nothing by default."""
+    def failure_context(self, meta: dict[str, Any], message: str, outcome: ProcessOutcome) -> str:
+        """What the stream said before any failure (the last error line, retries, limits
+        ...), appended to the failure ``message`` in parentheses; may add to ``meta``.
+        Default: nothing."""
+        return ""
+
+    def structured_json(self) -> str | None:
+        """The JSON text of the CLI's native structured answer; None by default."""
         return None
 
     def failure(self, outcome: ProcessOutcome, timeout: float) -> RunFailure | None:
@@ -171,5 +211,7 @@ class JsonlParser(ABC):
             message = f"{self.program} exited without {self.missing_terminal}"
         else:
             return None
-        self.add_failure_metadata(meta, outcome)
+        context = self.failure_context(meta, message, outcome)
+        if context:
+            message = f"{message} ({context})"
         return RunFailure(code=FailureCode.AGENT_ERROR, message=message, metadata=meta)

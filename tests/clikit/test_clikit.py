@@ -7,7 +7,9 @@ through every driver.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import os
 import sys
 import time
@@ -23,7 +25,11 @@ from driver import (
     SESSION_PARAM_CWD,
     SESSION_PARAM_PROFILE_FINGERPRINT,
     SESSION_PARAM_WORKSPACE_ID,
+    Descriptor,
     FailureCode,
+    InvalidOutputSchemaError,
+    OutputFormat,
+    OutputSchema,
     ProfilePayload,
     Request,
     Response,
@@ -36,6 +42,9 @@ from driver import (
     StreamCapability,
     StreamKind,
     StreamPayload,
+    StructuredOutput,
+    StructuredOutputSource,
+    StructuredOutputUnsupportedError,
     TerminalPayload,
     TranscriptItem,
     TranscriptKind,
@@ -52,8 +61,12 @@ from driver.clikit import (
     ResumeCodec,
     RunOutput,
     SessionMismatchError,
+    judge_structured,
+    make_usage,
+    native_schema,
     run_cli,
     run_turn,
+    schema_file,
 )
 
 
@@ -365,9 +378,10 @@ class NoisyToyParser(ToyJsonParser):
     def exit_detail(self, outcome: ProcessOutcome) -> str:
         return outcome.stderr.decode().strip() or "; ".join(self.warnings)
 
-    def add_failure_metadata(self, meta: dict[str, Any], outcome: ProcessOutcome) -> None:
+    def failure_context(self, meta: dict[str, Any], message: str, outcome: ProcessOutcome) -> str:
         if self.warnings:
             meta["last_warning"] = self.warnings[-1]
+        return ""
 
 
 class ToyDriver(CLIDriver[ToyConfig]):
@@ -709,3 +723,138 @@ async def test_resume_is_refused_before_launch_when_a_guard_changed(key: str) ->
     assert launched == []
     assert sink.events == []
     assert sink.stream == []
+
+
+# -- usage and native structured output -------------------------------------------------------
+
+
+def test_make_usage_keeps_the_usage_definition() -> None:
+    assert make_usage(
+        input_tokens=120, cached_input_tokens=80, output_tokens=9, cost_usd=0.0263
+    ) == Usage(input_tokens=120, cached_input_tokens=80, output_tokens=9, estimated_cost_milli=26)
+    # Inconsistent numbers cannot break it: no negatives, cached never above input.
+    assert (
+        make_usage(input_tokens=-5, cached_input_tokens=7, output_tokens=-1, cost_usd=-0.5)
+        == Usage()
+    )
+    assert (
+        make_usage(input_tokens=10, cached_input_tokens=99, output_tokens=0).cached_input_tokens
+        == 10
+    )
+    for cost in (math.inf, math.nan):
+        assert make_usage(
+            input_tokens=1, cached_input_tokens=0, output_tokens=1, cost_usd=cost
+        ) == Usage(input_tokens=1, output_tokens=1)
+
+
+def native_request(schema: str, source: str = "native", fmt: str = "json_schema") -> Request:
+    return Request(
+        structured_output_source=source,
+        output_schema=OutputSchema(format=fmt, schema_document=schema),
+    )
+
+
+OK_SCHEMA = '{"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}'
+
+
+def test_native_schema_is_checked_before_launch() -> None:
+    assert native_schema(Request()) is None
+    assert native_schema(native_request(OK_SCHEMA, source="prompt_validate")) is None
+    schema = native_schema(native_request(OK_SCHEMA))
+    assert schema is not None
+    assert schema.schema_document == OK_SCHEMA
+    with pytest.raises(InvalidOutputSchemaError, match="without a schema"):
+        native_schema(Request(structured_output_source="native"))
+    with pytest.raises(InvalidOutputSchemaError, match="unsupported output format"):
+        native_schema(native_request(OK_SCHEMA, fmt=""))
+    for broken in ('{"type": ', '{"type": "no such type"}', '{"type": "object", "type": "x"}'):
+        with pytest.raises(InvalidOutputSchemaError, match="does not compile") as caught:
+            native_schema(native_request(broken))
+        assert caught.value.cause is not None
+
+
+def test_the_answer_is_judged_against_the_schema() -> None:
+    digest = hashlib.sha256(OK_SCHEMA.encode()).hexdigest()
+    good = judge_structured(OK_SCHEMA, ' {"ok": true}\n')
+    assert good == StructuredOutput(
+        format=OutputFormat.JSON_SCHEMA,
+        source=StructuredOutputSource.NATIVE,
+        raw_json='{"ok": true}',
+        value={"ok": True},
+        valid=True,
+        schema_hash=digest,
+    )
+    wrong = judge_structured(OK_SCHEMA, '{"ok": "yes"}')
+    assert not wrong.valid
+    assert wrong.value == {"ok": "yes"}
+    assert wrong.validation_errors == ["ok: 'yes' is not of type 'boolean'"]
+    assert judge_structured(OK_SCHEMA, "[]").validation_errors == [
+        "top level: [] is not of type 'object'"
+    ]
+    for not_json in ("All good.", '{"ok": NaN}', '{"ok": true, "ok": false}', '{"ok": true} {}'):
+        judged = judge_structured(OK_SCHEMA, not_json)
+        assert not judged.valid
+        assert judged.raw_json == not_json
+        assert judged.validation_errors[0].startswith("the answer is not one JSON document")
+    missing = judge_structured(OK_SCHEMA, None)
+    assert (missing.valid, missing.raw_json, missing.schema_hash) == (False, "", digest)
+    assert missing.validation_errors == ["the CLI returned no structured value"]
+
+
+def test_the_schema_file_lives_only_as_long_as_the_run() -> None:
+    with schema_file(OK_SCHEMA) as path:
+        assert Path(path).read_text(encoding="utf-8") == OK_SCHEMA
+    assert not Path(path).exists()
+    with pytest.raises(RuntimeError), schema_file(OK_SCHEMA) as path:
+        raise RuntimeError("the run failed")
+    assert not Path(path).exists()
+
+
+def test_end_open_tools_closes_calls_but_not_steps() -> None:
+    sink = RecordingSink()
+    out = RunOutput(sink, streaming=True, run_id="r", thread_id="t")
+    out.step_start("turn")
+    out.tool_start("call-1", "probe", {})
+    out.end_open_tools()
+    out.end_open_tools()  # nothing left to close
+    out.tool_result("call-1", {"late": True})  # the call may still report its result
+    assert kinds(sink) == [
+        StreamKind.STEP_STARTED,
+        StreamKind.TOOL_CALL_START,
+        StreamKind.TOOL_CALL_END,
+        StreamKind.TOOL_CALL_RESULT,
+    ]
+
+
+class ScriptToyDriver(CLIDriver[CLIConfig]):
+    """A CLI driver of the toy format that declares no native structured output."""
+
+    driver_type = "toy"
+    fingerprint_domain = "tests/toy/v1"
+    install_hint = "nothing to install"
+
+    def __init__(self, config: CLIConfig | None = None) -> None:
+        super().__init__(CLIConfig, config or CLIConfig(command=("toy",)))
+
+    def descriptor(self) -> Descriptor:
+        return Descriptor(type=self.driver_type, display_name="Toy")
+
+    def command_line(
+        self, config: CLIConfig, prompt: str, *, model: str, resume_id: str
+    ) -> list[str]:
+        return script("say hi", "done s-1")
+
+    def stream_parser(self, out: RunOutput, *, model: str) -> ToyParser:
+        return ToyParser(out)
+
+
+@pytest.mark.anyio
+async def test_undeclared_native_output_is_refused_before_launch() -> None:
+    sink = RecordingSink()
+    with pytest.raises(StructuredOutputUnsupportedError):
+        await ScriptToyDriver().run(native_request(OK_SCHEMA), sink)
+    assert sink.events == []
+    # Prompt-validated output needs nothing from the driver: the run goes ahead.
+    response = await ScriptToyDriver().run(native_request(OK_SCHEMA, "prompt_validate"), sink)
+    assert response.failure is None
+    assert response.structured_output is None

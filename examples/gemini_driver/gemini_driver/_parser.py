@@ -296,11 +296,13 @@ class GeminiStreamParser(JsonlParser):
         the fallback."""
         return stderr_tail(outcome.stderr) or self._last_error.get("message", "")
 
-    def add_failure_metadata(self, meta: dict[str, Any], outcome: ProcessOutcome) -> None:
-        """The last ``error`` line, and what a fatal exit code means."""
+    def failure_context(self, meta: dict[str, Any], message: str, outcome: ProcessOutcome) -> str:
+        """The last ``error`` line and what a fatal exit code means, as metadata only
+        (the message already quotes the error)."""
         if self._last_error:
             meta["last_error"] = self._last_error["message"]
             meta["last_error_severity"] = self._last_error["severity"]
         reason = EXIT_REASONS.get(outcome.exit_code)
         if reason and not (outcome.timed_out or outcome.signal):
             meta["exit_reason"] = reason
+        return ""
