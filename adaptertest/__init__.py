@@ -15,9 +15,24 @@ message starts with its clause ID.
 
 from __future__ import annotations
 
+import importlib.util
 from typing import TYPE_CHECKING, Any
 
 from adaptertest._imports import import_attr
+
+_SUITE_DEPENDENCIES = ("pytest", "hypothesis", "jsonschema", "rich")
+"""What the suite imports beyond the base install (pydantic, anyio): the ``test`` extra."""
+
+_missing = [name for name in _SUITE_DEPENDENCIES if importlib.util.find_spec(name) is None]
+if _missing:
+    # A production install (driver, driver.clikit, referencedriver) has none of these.
+    raise ImportError(
+        f"adaptertest, the conformance suite, needs the kit's test extra; missing: "
+        f"{', '.join(_missing)}. Install it with: python -m pip install "
+        f"'agent-driver-kit[test]' (the base install serves driver and referencedriver only)",
+        name="adaptertest",
+    )
+del _missing
 
 if TYPE_CHECKING:
     from adaptertest._pytest import test_driver
