@@ -1,4 +1,5 @@
-"""The ``adaptertest`` command line: check a driver, list the clauses, replay a transcript.
+"""The ``adaptertest`` command line: check a driver, list the clauses, replay a transcript,
+start a driver project.
 
 Exit status of ``check``: 0 when no clause fails, 1 when one does (a failed clause, or a
 known failure that passes now), 2 when the command line cannot be run.
@@ -22,7 +23,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from adaptertest import __version__, replay
+from adaptertest import __version__, _scaffold, replay
 from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES, FAMILIES
 from adaptertest.options import Options
 from adaptertest.report import ClauseResult, ClauseStatus, ConformanceReport
@@ -132,6 +133,15 @@ def build_parser() -> argparse.ArgumentParser:
             "exit with --exit-code: point a subprocess driver at it to test hermetically.",
         )
     )
+    _scaffold.add_arguments(
+        commands.add_parser(
+            "new",
+            help="write a new driver project (package, tests, pyproject) from a template",
+            description="Write a standalone driver project that passes the suite at level "
+            "live as generated: its pyproject.toml, the package NAME, tests/test_conformance.py "
+            "and a README. Exit status: 0 written, 2 bad name or the folder is not empty.",
+        )
+    )
     return parser
 
 
@@ -147,6 +157,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if ns.command == "clauses":
             return _clauses(ns.format)
+        if ns.command == "new":
+            return _scaffold.main(ns)
         return _check(ns)
     except UsageError as exc:
         print(f"{PROG} {ns.command}: error: {exc}", file=sys.stderr)
