@@ -1,14 +1,14 @@
 """The Mycli driver: runs ``mycli --json`` once per run and parses what it prints.
 
-Config validation, the probes, the stream capability, the session codec, the
-config fingerprint and ``run`` come from :class:`driver.clikit.CLIDriver`; this
-module declares the driver and supplies the command line and the parser.
+The descriptor (from the class attributes below), config validation, the probes,
+the stream capability, the session codec, the config fingerprint and ``run`` come
+from :class:`driver.clikit.CLIDriver`; this module supplies the command line and
+the parser.
 """
 
 from __future__ import annotations
 
-from driver import Descriptor, ModelInfo, SessionCapability, WorkspaceCapability
-from driver.clikit import DEFAULT_TIMEOUT, CLIDriver, RunOutput, cli_config_schema
+from driver.clikit import CLIDriver, RunOutput
 from mycli_driver._config import (
     DISPLAY_NAME,
     FINGERPRINT_DOMAIN,
@@ -33,33 +33,21 @@ def build_argv(config: MycliConfig, prompt: str, *, model: str, resume_id: str) 
 class MycliDriver(CLIDriver[MycliConfig]):
     """Drives ``mycli``, one process per run.
 
-    Declares resume (the ``result`` line's ``session_id``), workspace leases and
-    block-level streaming with reasoning; no skills, MCP, HITL or structured output.
-    Declare more only once it works: the suite holds the driver to its descriptor.
+    The inherited descriptor declares resume (the ``result`` line's ``session_id``),
+    workspace leases and the configured model; the inherited stream capability,
+    whole text and reasoning blocks. No skills, MCP, HITL or structured output:
+    override :meth:`descriptor` (and ``capability``) to declare more once it works,
+    as the suite holds the driver to what it declares.
     """
 
     driver_type = MYCLI_DRIVER_TYPE
     fingerprint_domain = FINGERPRINT_DOMAIN
     install_hint = "install mycli or set MycliConfig.command"
+    display_name = DISPLAY_NAME
+    extra_args_hint = "--max-turns 3"
 
     def __init__(self, config: MycliConfig | None = None) -> None:
         super().__init__(MycliConfig, config)
-
-    def descriptor(self) -> Descriptor:
-        """Declare exactly what this driver delivers; built fresh on every call (DRV-02/03)."""
-        model = self.config.model
-        return Descriptor(
-            type=MYCLI_DRIVER_TYPE,
-            display_name=DISPLAY_NAME,
-            models=(ModelInfo(id=model, label=model),) if model else (),
-            config_schema=cli_config_schema(
-                program=MycliConfig().command[0],
-                extra_args_hint="--max-turns 3",
-                timeout=DEFAULT_TIMEOUT,
-            ),
-            sessions=SessionCapability(supports_resume=True),
-            workspace=WorkspaceCapability(supported=True),
-        )
 
     def command_line(
         self, config: MycliConfig, prompt: str, *, model: str, resume_id: str

@@ -14,7 +14,10 @@ key order). What each line becomes:
 * ``message`` (``id``, ``text``): a text lifecycle plus an ``assistant`` item.
 * ``result`` (``status`` ``success`` or ``error``, ``session_id``, ``text``,
   ``error``, ``usage``): the official terminal event, kept verbatim; a ``result``
-  item. Its ``session_id`` is the handle ``--resume`` takes back.
+  item. Its ``session_id`` is the handle ``--resume`` takes back. Its ``usage``
+  already counts as :class:`driver.Usage` does (input includes cached input,
+  output includes reasoning); convert your CLI's counts with
+  :func:`driver.clikit.make_usage` if they differ.
 * anything else is skipped; lines that are not JSON objects become ``stdout`` items.
 
 Reading lines and the order of the failure checks come from

@@ -24,7 +24,10 @@ def replay_config(recording: str, exit_code: int = 0) -> MycliConfig:
 
 
 SUCCESS = replay_config("success.jsonl")
-OPTIONS = dataclasses.replace(adaptertest_options(), config=SUCCESS, live_run=True)
+# Two concurrent runs on one instance, too (CON-01): cheap with a replayed CLI.
+OPTIONS = dataclasses.replace(
+    adaptertest_options(), config=SUCCESS, live_run=True, concurrent_runs=2
+)
 
 TestMycliDriver = adaptertest.test_driver(lambda: new_mycli_driver(SUCCESS), OPTIONS)
 
@@ -38,5 +41,5 @@ TestMycliDriver = adaptertest.test_driver(lambda: new_mycli_driver(SUCCESS), OPT
 )
 def test_failed_run_fails_only_liv01(recording: str, exit_code: int) -> None:
     config = replay_config(recording, exit_code)
-    options = dataclasses.replace(OPTIONS, config=config)
+    options = dataclasses.replace(OPTIONS, config=config, concurrent_runs=0)
     testing.check_failed_run_fails_only_liv01(lambda: new_mycli_driver(config), options)

@@ -15,7 +15,7 @@ import pytest
 
 from adaptertest import clikit as testing
 from adaptertest.clikit import REASONING, TEXT, TOOL, Case, Replay
-from driver import Request, SessionContext, SessionState
+from driver import Request, SessionContext, SessionState, Usage
 from mycli_driver import (
     MYCLI_DRIVER_TYPE,
     MycliConfig,
@@ -36,6 +36,7 @@ CASES = [
         succeeded=True,
         session="7d1e4a90-2c5b-4f8e-9a36-5b0c8d2f1e47",
         failure=None,
+        usage=Usage(input_tokens=182, cached_input_tokens=120, output_tokens=9),
     ),
     Case(
         recording="tool_use.jsonl",
@@ -56,6 +57,7 @@ CASES = [
         succeeded=False,
         session="5e92b7d0-1a4c-4c63-b8f5-3f0a6d1c9e28",
         failure="rate limit reached",
+        failure_metadata={"status": "error"},
     ),
 ]
 
