@@ -5,9 +5,10 @@
 - With the ``test`` extra, ``adaptertest new`` writes both templates, each installs
   and passes its own tests at level live, and no ``reference`` is left in them; the
   example drivers install with ``pip install -e``.
+- Every example directory holds an installable package (a quick check of the files).
 
-Slow (a wheel build and pip installs; pip reuses its cache, and packages come from
-the package index only): deselect with ``-m "not slow"``.
+The first two are marked slow (a wheel build and pip installs; pip reuses its cache, and
+packages come from the package index only): deselect them with ``-m "not slow"``.
 """
 
 from __future__ import annotations
@@ -18,11 +19,10 @@ import os
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
-
-pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
 INSTALL_TIMEOUT = 600.0  # seconds; pip may download from the package index
@@ -111,6 +111,7 @@ else:
 """
 
 
+@pytest.mark.slow
 def test_base_install_serves_the_driver_without_the_suite(kit_wheel: Path, tmp_path: Path) -> None:
     python = fresh_venv(tmp_path / "venv")
     pip_install(python, kit_wheel)
@@ -143,6 +144,7 @@ def project_files(root: Path) -> list[Path]:
     ]
 
 
+@pytest.mark.slow
 def test_new_projects_install_from_the_wheel_and_pass_at_level_live(
     kit_wheel: Path, tmp_path: Path
 ) -> None:
@@ -153,7 +155,8 @@ def test_new_projects_install_from_the_wheel_and_pass_at_level_live(
     projects = {"acme_mem": "memory", "acme_cli": "cli"}
     for name, template in projects.items():
         run(adaptertest, "new", name, "--template", template, "--dir", tmp_path / name)
-    examples = [ROOT / "examples" / n for n in ("claude_driver", "codex_driver")]
+    examples = sorted(p.parent for p in (ROOT / "examples").glob("*/pyproject.toml"))
+    assert [p.name for p in examples] == ["claude_driver", "codex_driver", "gemini_driver"]
     editable = [arg for p in [*(tmp_path / n for n in projects), *examples] for arg in ("-e", p)]
     pip_install(python, "--no-build-isolation", *editable)
 
@@ -185,6 +188,17 @@ def test_new_projects_install_from_the_wheel_and_pass_at_level_live(
 
     examples_import = (
         "from claude_driver import ClaudeDriver; from codex_driver import CodexDriver; "
-        "print(ClaudeDriver().descriptor().type, CodexDriver().descriptor().type)"
+        "from gemini_driver import GeminiDriver; "
+        "print(*(d().descriptor().type for d in (ClaudeDriver, CodexDriver, GeminiDriver)))"
     )
-    assert run(python, "-c", examples_import).split() == ["claude-code", "codex"]
+    assert run(python, "-c", examples_import).split() == ["claude-code", "codex", "gemini-cli"]
+
+
+def test_every_example_is_an_installable_package() -> None:
+    packages = sorted(p.parent for p in (ROOT / "examples").glob("*/*/__init__.py"))
+    assert packages, "no example packages found"
+    for package in packages:
+        pyproject = tomllib.loads((package.parent / "pyproject.toml").read_text())
+        assert pyproject["project"]["name"] == package.name.replace("_", "-")
+        assert pyproject["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"] == [package.name]
+        assert pyproject["project"]["dependencies"] == ["agent-driver-kit>=0.1.0,<0.2"]
