@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any, Final, Literal
+from zoneinfo import ZoneInfo
 
 from hypothesis import strategies as st
 
@@ -641,7 +642,8 @@ def valid_streams(
     builder.close_all(draw)
     end = terminal if terminal != "any" else _pick(("finished", "error"), setup // 6)
     if end == "finished":
-        usage = _pick((None, Usage(), Usage(input_tokens=setup, output_tokens=7)), setup // 12)
+        big = Usage(input_tokens=2**64 + setup, output_tokens=2**70, cached_input_tokens=2**64)
+        usage = _pick((None, Usage(), Usage(input_tokens=setup, output_tokens=7), big), setup // 12)
         builder.emit(None, StreamKind.RUN_FINISHED.value, usage=usage)
     else:
         builder.emit(None, StreamKind.RUN_ERROR.value, error=_pick(FAILURES, setup // 12))
@@ -660,7 +662,7 @@ def stream_payloads(**kwargs: Any) -> st.SearchStrategy[list[StreamPayload]]:
 # --- free-text leaf strategies (for smaller properties) ----------------------------------
 
 
-def observation_text(*, max_size: int = 12, multiline: bool = False) -> st.SearchStrategy[str]:
+def observation_text(*, max_size: int = 40, multiline: bool = False) -> st.SearchStrategy[str]:
     """Non-empty text observation fields accept: no Cc controls, no lone surrogates.
 
     ``multiline`` adds LF and TAB, which todo content allows.
@@ -671,15 +673,18 @@ def observation_text(*, max_size: int = 12, multiline: bool = False) -> st.Searc
     return st.text(chars, min_size=1, max_size=max_size)
 
 
+# Zones whose offset is zero at the drawn instant: UTC however spelt, a zone that has been
+# at zero for a century, and London outside summer time (the filter keeps those instants).
+_ZERO_AT_TIMES: Final = (*ZERO_OFFSET_ZONES, ZoneInfo("UTC"), ZoneInfo("Africa/Abidjan"))
 _UTC_TIMES: Final = st.datetimes(
     min_value=datetime(1970, 1, 1),
     max_value=datetime(2200, 1, 1),
-    timezones=st.sampled_from(ZERO_OFFSET_ZONES),
-)
+    timezones=st.sampled_from((*_ZERO_AT_TIMES, ZoneInfo("Europe/London"))),
+).filter(lambda moment: moment.utcoffset() == timedelta(0))
 
 
 def utc_datetimes() -> st.SearchStrategy[datetime]:
-    """Set times with a zero UTC offset."""
+    """Set times with a zero UTC offset, in zones that are not always UTC too."""
     return _UTC_TIMES
 
 
@@ -737,7 +742,7 @@ _FREE_TODO_ITEMS: Final = st.lists(
         status=st.sampled_from(TodoStatus),
         synthetic_id=st.booleans(),
     ),
-    max_size=4,
+    max_size=6,
     unique_by=lambda i: i.id,
 )
 
