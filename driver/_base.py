@@ -90,8 +90,9 @@ or ``model_dump``/``model_validate`` instead.
 def _whole_minute_offset(value: datetime.datetime) -> datetime.datetime:
     offset = value.utcoffset()
     if offset is not None and offset % datetime.timedelta(minutes=1):
+        sign = "-" if offset < datetime.timedelta(0) else "+"
         raise ValueError(
-            f"UTC offset {value.strftime('%z')} is not whole minutes; JSON (RFC 3339) "
+            f"UTC offset {sign}{abs(offset)} is not whole minutes; JSON (RFC 3339) "
             "cannot carry it, so convert to UTC or round the zone first"
         )
     return value
@@ -107,13 +108,11 @@ JSON keeps the instant and the offset, not a ``zoneinfo`` zone's name.
 class SPIModel(BaseModel):
     """Mutable SPI value: unknown fields are rejected, defaults are Go zero values.
 
-    ``ser_json_bytes`` covers bytes a driver puts inside an ``Any`` field: JSON
-    writes them as base64 text instead of failing on bytes that are not UTF-8.
+    Bytes fields use :data:`RawBytes` rather than a model-wide ``val_json_bytes``, which
+    pydantic applies to Python input as well (so a ``str`` would be base64-decoded).
     """
 
-    model_config = ConfigDict(
-        extra="forbid", protected_namespaces=(), allow_inf_nan=False, ser_json_bytes="base64"
-    )
+    model_config = ConfigDict(extra="forbid", protected_namespaces=(), allow_inf_nan=False)
 
 
 class FrozenSPIModel(SPIModel):
