@@ -1,4 +1,4 @@
-"""The ``adaptertest`` command line: check a driver, list the clauses, replay a transcript.
+"""The ``adaptertest`` command line: check a driver, list the clauses, record and replay.
 
 Exit status of ``check``: 0 when no clause fails, 1 when one does (a failed clause, or a
 known failure that passes now), 2 when the command line cannot be run.
@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from adaptertest import __version__, replay
+from adaptertest import __version__, record, replay
 from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES, FAMILIES
 from adaptertest.options import Options
 from adaptertest.report import ClauseResult, ClauseStatus, ConformanceReport
@@ -127,9 +127,20 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_arguments(
         commands.add_parser(
             "replay",
-            help="stand-in agent CLI: write a recorded JSONL transcript to stdout",
-            description="Write a recorded JSONL transcript to stdout line by line, then "
-            "exit with --exit-code: point a subprocess driver at it to test hermetically.",
+            help="stand-in agent CLI: play back a recording or a JSONL transcript",
+            description="Play back a recording from adaptertest record (stdout, stderr, "
+            "exit status or signal, optionally in real time), or write a JSONL transcript "
+            "to stdout line by line and exit with --exit-code: point a subprocess driver "
+            "at it to test hermetically.",
+        )
+    )
+    record.add_arguments(
+        commands.add_parser(
+            "record",
+            help="run an agent CLI once and keep a recording that replay plays back",
+            usage=record.USAGE,
+            description=record.DESCRIPTION,
+            epilog=record.EPILOG,
         )
     )
     return parser
@@ -140,6 +151,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["replay"]:
         return replay.main(args[1:])
+    if args[:1] == ["record"]:
+        return record.main(args[1:])
     try:
         ns = build_parser().parse_args(args)
     except SystemExit as exc:  # --help, --version, or a usage error already printed
