@@ -25,7 +25,7 @@ from rich.text import Text
 from adaptertest import __version__, record, replay
 from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES, FAMILIES
 from adaptertest.options import Options
-from adaptertest.report import ClauseResult, ClauseStatus, ConformanceReport
+from adaptertest.report import ClauseStatus, ConformanceReport
 from adaptertest.report_json import dumps, report_to_json
 
 PROG = "adaptertest"
@@ -102,7 +102,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="judge only this clause or family (SES-04, SES); repeat or comma-separate",
     )
     check.add_argument("--report", type=Path, metavar="FILE", help="write the JSON report here")
-    check.add_argument("--format", choices=("table", "json"), default="table", help="stdout format")
+    check.add_argument(
+        "--format",
+        choices=("table", "json", "markdown"),
+        default="table",
+        help="stdout format (markdown: a clause table and the level, for a CI job summary)",
+    )
     check.add_argument("--backend", choices=("asyncio", "trio"), default=None, help="anyio backend")
     check.add_argument(
         "--probe-timeout",
@@ -186,6 +191,10 @@ def _check(ns: argparse.Namespace) -> int:
             raise UsageError(f"cannot write the report: {exc}") from exc
     if ns.format == "json":
         sys.stdout.write(dumps(doc))
+    elif ns.format == "markdown":
+        from adaptertest.report_markdown import document_to_markdown
+
+        sys.stdout.write(document_to_markdown(doc, title=f"adaptertest check {ns.target}"))
     else:
         render_report(report, _console(), title=Text(f"adaptertest check {ns.target}"))
         if ns.report is not None:
@@ -324,19 +333,6 @@ def _console() -> Console:
     return Console(file=sys.stdout, highlight=False)
 
 
-def first_line(result: ClauseResult) -> str:
-    """The table's detail cell: the first message line, without the repeated clause ID."""
-    if not result.messages:
-        return ""
-    line = result.messages[0].splitlines()[0] if result.messages[0] else ""
-    for prefix in (f"{result.clause} skipped: ", f"{result.clause}: ", f"{result.clause} "):
-        if line.startswith(prefix):
-            line = line[len(prefix) :]
-            break
-    more = len(result.messages) - 1
-    return f"{line} (+{more} more)" if more else line
-
-
 def render_report(report: ConformanceReport, console: Console, *, title: Text) -> None:
     """The per-clause table, the failure details, then the summary line."""
     table = Table(title=title, title_justify="left")
@@ -346,7 +342,7 @@ def render_report(report: ConformanceReport, console: Console, *, title: Text) -
     for r in report.results:
         # Text, not markup strings: driver messages may contain square brackets.
         table.add_row(
-            r.clause, Text(r.status.value, style=STATUS_STYLE[r.status]), Text(first_line(r))
+            r.clause, Text(r.status.value, style=STATUS_STYLE[r.status]), Text(r.headline())
         )
     console.print(table)
     for r in report.failures:
