@@ -83,8 +83,8 @@ class Rule:
         self.needle = needle
         self.replacement = replacement
         self.label = label
+        # Only where no file-name character follows: /home/al is not replaced in /home/alex.
         self.bounded = bounded
-        """Only when no file-name character follows (a path: ``/home/al`` in ``/home/alex``)."""
 
 
 def _variants(value: str) -> Iterator[bytes]:
@@ -119,9 +119,6 @@ class Redactor:
         self._pattern = re.compile(b"|".join(parts)) if parts else None
         self._by_needle = by_needle
         self.used: list[str] = []
-
-    def __bool__(self) -> bool:
-        return self._pattern is not None
 
     def stream(self) -> RedactedStream:
         """A new stream state: one per fd, so held-back bytes never cross streams."""
@@ -318,6 +315,17 @@ def _pidfd(pid: int) -> int | None:
     return fd
 
 
+def _timeout(exited: float | None, *, watching_exit: bool) -> float | None:
+    """How long the next wait for output may last (None: until something happens).
+
+    Once the command has exited, what is left to read is bounded by :data:`DRAIN_SECONDS`;
+    before, the wait ends with output or the pidfd, or every 50 ms to poll for the exit.
+    """
+    if exited is not None:
+        return exited + DRAIN_SECONDS - time.monotonic()
+    return None if watching_exit else 0.05
+
+
 def record(
     command: Sequence[str],
     *,
@@ -352,16 +360,13 @@ def record(
         try:
             open_streams = 2
             while open_streams:
-                if exited is not None:
-                    timeout: float | None = exited + DRAIN_SECONDS - time.monotonic()
-                    if timeout is not None and timeout <= 0:
-                        notice(
-                            f"{command[0]} exited, but a process it started keeps its output "
-                            f"open; stopped reading {DRAIN_SECONDS:g} s later"
-                        )
-                        break
-                else:
-                    timeout = None if pidfd is not None else 0.05
+                timeout = _timeout(exited, watching_exit=pidfd is not None)
+                if timeout is not None and timeout <= 0:
+                    notice(
+                        f"{command[0]} exited, but a process it started keeps its output "
+                        f"open; stopped reading {DRAIN_SECONDS:g} s later"
+                    )
+                    break
                 for key, _ in selector.select(timeout):
                     fd = key.data
                     if fd == 0:  # the pidfd: the child has exited
