@@ -9,7 +9,8 @@ Secrets never reach the file. Before a chunk is kept, these are replaced:
 
 - the value of every environment variable whose name looks secret (:func:`is_secret_name`:
   a ``_``-separated word ending in KEY, TOKEN, SECRET, PASSWORD, PASSWD, PASSPHRASE,
-  CREDENTIAL or COOKIE, plurals too, or a word PAT or PASS, or one starting with AUTH;
+  CREDENTIAL or COOKIE, plurals too, or a word PAT or PASS, or one starting with AUTH
+  (AUTHORIZATION too, but not AUTHOR: ``GIT_AUTHOR_NAME`` is no secret);
   case-insensitive), and every ``--secret VALUE``, by the marker ``[REDACTED]``;
 - the home directory (and its resolved path), followed by anything but a file-name
   character, by ``~``.
@@ -56,7 +57,7 @@ holds its stdout or stderr open."""
 
 _SECRET_NAME = re.compile(
     r"(?:^|_)(?:[A-Z0-9]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|COOKIE)S?"
-    r"|PAT|PASS|AUTH[A-Z0-9]*)(?:_|$)",
+    r"|PAT|PASS|AUTH(?!OR(?!IZ))[A-Z0-9]*)(?:_|$)",
     re.IGNORECASE,
 )
 _FILE_NAME_CHAR = rb"[A-Za-z0-9._-]"
@@ -66,7 +67,8 @@ def is_secret_name(name: str) -> bool:
     """Whether an environment variable's name says its value is a secret.
 
     ``OPENAI_API_KEY``, ``GH_TOKEN``, ``PGPASSWORD``, ``GITHUB_PAT`` and ``AUTH_HEADER``
-    are; ``TOKENIZERS_PARALLELISM``, ``PATH``, ``PWD`` and ``KEYBOARD`` are not.
+    are; ``TOKENIZERS_PARALLELISM``, ``PATH``, ``PWD``, ``KEYBOARD`` and
+    ``GIT_AUTHOR_NAME`` are not.
     """
     return _SECRET_NAME.search(name) is not None
 
@@ -449,9 +451,9 @@ DESCRIPTION = (
 EPILOG = (
     "A name looks secret when a _-separated word of it ends in KEY, TOKEN, SECRET, "
     "PASSWORD, PASSWD, PASSPHRASE, CREDENTIAL or COOKIE (or their plurals), is PAT or "
-    f"PASS, or starts with AUTH (any case); values under {MIN_SECRET} characters are left "
-    "alone. Exit status: the command's (or death by its signal); 2 for a bad command "
-    "line or an unwritable OUT, 126 or 127 when COMMAND cannot be run."
+    f"PASS, or starts with AUTH but not AUTHOR(S) (any case); values under {MIN_SECRET} "
+    "characters are left alone. Exit status: the command's (or death by its signal); "
+    "2 for a bad command line or an unwritable OUT, 126 or 127 when COMMAND cannot be run."
 )
 
 

@@ -425,7 +425,17 @@ def test_secret_looking_names(name: str) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["PATH", "PWD", "OLDPWD", "HOME", "TOKENIZERS_PARALLELISM", "KEYBOARD_LAYOUT", "XAUTHORITY"],
+    [
+        "PATH",
+        "PWD",
+        "OLDPWD",
+        "HOME",
+        "TOKENIZERS_PARALLELISM",
+        "KEYBOARD_LAYOUT",
+        "XAUTHORITY",
+        "GIT_AUTHOR_NAME",
+        "SSH_ASKPASS",
+    ],
 )
 def test_ordinary_names(name: str) -> None:
     assert not is_secret_name(name)
