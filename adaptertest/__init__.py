@@ -16,9 +16,12 @@ message starts with its clause ID.
 from __future__ import annotations
 
 import importlib.util
-from typing import TYPE_CHECKING, Any
 
 from adaptertest._imports import import_attr
+
+# Not typing.TYPE_CHECKING: importing typing would cost every start of the replay stand-in
+# (python -m adaptertest replay) milliseconds; mypy reads this name as True all the same.
+TYPE_CHECKING = False
 
 _SUITE_DEPENDENCIES = ("pytest", "hypothesis", "jsonschema", "rich")
 """What the suite imports beyond the base install (pydantic, anyio): the ``test`` extra."""
@@ -35,6 +38,8 @@ if _missing:
 del _missing
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from adaptertest._pytest import test_driver
     from adaptertest._suite import check_driver
     from adaptertest._violation import Violation
