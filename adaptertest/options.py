@@ -13,11 +13,14 @@ DEFAULT_LIVE_PROMPT = "Reply with exactly: OK"
 """The live probe's default prompt; its only correct answer is ``OK``."""
 
 DEFAULT_SESSION_STATE = SessionState(
-    resume_id="adaptertest-session", data={"adaptertest_probe": "1"}
+    resume_id="adaptertest-session",
+    data={"adaptertest_probe": "1", "adaptertest_order": "2"},
 )
 """Seed for the session-codec clauses when ``Options.session_state`` is not given.
 
-Its ``display_id`` is empty on purpose: SES-03 checks that the codec fills it in.
+Its ``display_id`` is empty on purpose: SES-03 checks that the codec fills it in. Its
+two data keys are inserted out of sorted order, so a guard that follows dict order
+(SES-05) shows on the seed already.
 """
 
 Backend = Literal["asyncio", "trio"]

@@ -15,6 +15,7 @@ import dataclasses
 import functools
 import hashlib
 import itertools
+import json
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -653,6 +654,25 @@ class RestoresNamespacedKeys(_Codec):
     codec = _NamespacedRestore
 
 
+class _GuardInInsertionOrder(ReferenceSessionCodec):
+    def guard_fingerprint(self, params: SessionParams) -> str:
+        text = json.dumps([params.resume_id, params.values])  # no sort_keys: dict order leaks in
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+class _GuardNeedsData(ReferenceSessionCodec):
+    def guard_fingerprint(self, params: SessionParams) -> str:
+        return super().guard_fingerprint(params) if params.values else ""
+
+
+class GuardInInsertionOrder(_Codec):
+    codec = _GuardInInsertionOrder
+
+
+class GuardEmptyWithoutData(_Codec):
+    codec = _GuardNeedsData
+
+
 class StoresExactProfileFingerprint(Rewriting):
     def respond(self, request: Request, response: Response) -> Response:
         assert response.checkpoint is not None
@@ -1186,6 +1206,21 @@ MUTANTS: tuple[Mutant, ...] = (
         "SES-05",
         "guard_fingerprint hashes the params object's id() instead of its content",
         GuardOnObjectIdentity,
+        _codec(),
+    ),
+    Mutant(
+        "GuardInInsertionOrder",
+        "SES-05",
+        "guard_fingerprint hashes json.dumps(values) without sort_keys, so equal params "
+        "whose values were inserted in another order get another guard",
+        GuardInInsertionOrder,
+        _codec(),
+    ),
+    Mutant(
+        "GuardEmptyWithoutData",
+        "SES-05",
+        "guard_fingerprint returns an empty string when params.values is empty",
+        GuardEmptyWithoutData,
         _codec(),
     ),
     Mutant(
