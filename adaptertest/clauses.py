@@ -560,6 +560,17 @@ CLAUSES: tuple[Clause, ...] = (
         "concurrent_runs",
         extension=True,
     ),
+    # --- USG: Python extension clauses ------------------------------------------------
+    _c(
+        "USG-01",
+        "usage is coherent",
+        "Every usage a live run reports (response.usage, any stream payload's usage) has no "
+        "negative count and no more cached_input_tokens than input_tokens, and a "
+        "run.finished payload's usage, when present, equals response.usage.",
+        L,
+        *_BOTH_LIVE,
+        extension=True,
+    ),
 )
 
 CLAUSE_BY_ID: dict[str, Clause] = {c.id: c for c in CLAUSES}

@@ -80,6 +80,7 @@ from driver import (
     TodoStatus,
     TranscriptItem,
     TranscriptKind,
+    Usage,
 )
 from referencedriver import (
     REFERENCE_DRIVER_TYPE,
@@ -1004,6 +1005,24 @@ class SinkKeptOnSelf(ReferenceDriver):
 
 
 # ------------------------------------------------------------------------------------
+# USG: usage
+# ------------------------------------------------------------------------------------
+
+# Claude Code's counting passed through unconverted: input without its cache reads.
+_EXCLUSIVE_USAGE = Usage(input_tokens=10, cached_input_tokens=13796, output_tokens=264)
+
+
+class UsageExclusiveOfCache(Rewriting):
+    def stream(self, payload: StreamPayload) -> list[StreamPayload]:
+        if payload.kind == StreamKind.RUN_FINISHED:
+            payload = payload.model_copy(update={"usage": _EXCLUSIVE_USAGE.model_copy()})
+        return [payload]
+
+    def respond(self, request: Request, response: Response) -> Response:
+        return response.model_copy(update={"usage": _EXCLUSIVE_USAGE.model_copy()})
+
+
+# ------------------------------------------------------------------------------------
 # The catalogue
 # ------------------------------------------------------------------------------------
 
@@ -1549,6 +1568,15 @@ MUTANTS: tuple[Mutant, ...] = (
         "into the last-started run's sink",
         SinkKeptOnSelf,
         _opts(concurrent_runs=3),
+    ),
+    # --- USG ---
+    Mutant(
+        "UsageExclusiveOfCache",
+        "USG-01",
+        "reports input_tokens without the cache reads (10 input, 13796 cached), as "
+        "Claude Code counts them, in the response and in run.finished alike",
+        UsageExclusiveOfCache,
+        _live(),
     ),
 )
 
