@@ -17,14 +17,13 @@ they are shown without ``Options(show_live_details=True)``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from adaptertest._probe import ProbeContext
 from adaptertest._violation import Violation
 from driver.events import StreamKind, StreamPayload
-from driver.run import Response, Usage
-
-if TYPE_CHECKING:
-    from adaptertest.liv import LiveVerdicts
+from driver.run import Response
+from driver.usage import Usage
 
 __all__ = ["judge_usage", "usage_problems", "verify_usage"]
 
@@ -80,9 +79,18 @@ def verify_usage(response: Response, stream: Sequence[StreamPayload]) -> list[Vi
     return [Violation("USG-01", problem) for problem in problems]
 
 
-def judge_usage(
-    verdicts: LiveVerdicts, response: Response, stream: Sequence[StreamPayload]
-) -> None:
+class Verdicts(Protocol):
+    """What USG-01 needs of the live probe's verdicts (``adaptertest.liv.LiveVerdicts``)."""
+
+    ctx: ProbeContext
+    into: str | None
+
+    def fail(self, clause: str, message: str) -> None:
+        """Record a violation whose message is safe to print as it is."""
+        ...
+
+
+def judge_usage(verdicts: Verdicts, response: Response, stream: Sequence[StreamPayload]) -> None:
     """Judge USG-01 on one live run; the messages quote no provider text."""
     if verdicts.into is None:
         verdicts.ctx.judge("USG-01")
