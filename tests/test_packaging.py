@@ -100,14 +100,16 @@ response = anyio.run(new_reference_driver().run, Request(prompt="hi", streaming=
 assert response.output == "Reference reply: hi", response.output
 assert response.checkpoint is not None and response.checkpoint.valid
 assert [p.kind for p in sink.stream][-1] == "run.finished"
-absent = [m for m in ("pytest", "hypothesis", "jsonschema", "rich") if importlib.util.find_spec(m)]
-assert absent == [], absent
+present = [m for m in ("pytest", "hypothesis", "jsonschema", "rich") if importlib.util.find_spec(m)]
+assert present == [], present
+import adaptertest
+assert adaptertest.Options().live_run is False
 try:
-    import adaptertest
-except ImportError as exc:
+    adaptertest.check_driver
+except ModuleNotFoundError as exc:
     print(exc)
 else:
-    raise AssertionError("adaptertest imported without the test extra")
+    raise AssertionError("the suite ran without the test extra")
 """
 
 
@@ -116,8 +118,24 @@ def test_base_install_serves_the_driver_without_the_suite(kit_wheel: Path, tmp_p
     python = fresh_venv(tmp_path / "venv")
     pip_install(python, kit_wheel)
     message = run(python, "-c", BASE_SCRIPT)
-    assert "pip install 'agent-driver-kit[test]'" in message
-    assert "missing: pytest, hypothesis, jsonschema, rich" in message
+    assert "adaptertest.check_driver needs the kit's test extra" in message
+    assert "missing: hypothesis, jsonschema. " in message
+    assert "python -m pip install 'agent-driver-kit[test]'" in message
+
+    # The standard-library commands run; the suite's say what is missing, exit status 2.
+    (tmp_path / "t.jsonl").write_text('{"type": "hello"}\n')
+    assert run(python, "-m", "adaptertest", "replay", tmp_path / "t.jsonl") == '{"type": "hello"}\n'
+    run(python.parent / "adaptertest", "new", "acme_base", "--dir", tmp_path / "acme_base")
+    assert (tmp_path / "acme_base" / "acme_base" / "_driver.py").is_file()
+    check = subprocess.run(
+        [python, "-m", "adaptertest", "check", "referencedriver:new_reference_driver"],
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert check.returncode == 2, check.stderr
+    assert "missing: hypothesis, jsonschema, rich. " in check.stderr
 
     # pytest without the rest of the extra: the plugin entry point loads, and stays empty.
     pip_install(python, "pytest")
@@ -127,8 +145,8 @@ def test_base_install_serves_the_driver_without_the_suite(kit_wheel: Path, tmp_p
         python, "-m", "pytest", "-p", "no:cacheprovider", "--trace-config", cwd=tmp_path / "proj"
     )
     assert "1 passed" in out
-    assert "_adaptertest_plugin.py" in out  # registered, inert
-    assert "adaptertest/pytest_plugin.py" not in out
+    assert "adaptertest/pytest_plugin.py" in out  # registered
+    assert not [line for line in out.splitlines() if line.startswith("adaptertest")]  # inert
 
 
 def project_files(root: Path) -> list[Path]:
