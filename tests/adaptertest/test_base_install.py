@@ -9,6 +9,7 @@ base install of the wheel.
 
 from __future__ import annotations
 
+import argparse
 import importlib.metadata
 import json
 import os
@@ -22,6 +23,7 @@ import pytest
 
 import adaptertest
 from adaptertest import _extra
+from adaptertest.cli import NEEDS, build_parser
 
 SUITE_NAMES = {"test_driver", "check_driver"}
 MESSAGE = "needs the kit's test extra; missing: "
@@ -145,6 +147,20 @@ def test_standard_library_commands_run_on_the_base_install(
     assert done.returncode == 0, done.stderr
     assert "check" in done.stdout
     assert "new" in done.stdout
+
+
+def _commands() -> list[str]:
+    (action,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    return sorted(action.choices)
+
+
+@pytest.mark.parametrize("command", [c for c in _commands() if c not in NEEDS])
+def test_every_other_command_loads_on_the_base_install(
+    python_without: Runner, tmp_path: Path, command: str
+) -> None:
+    done = python_without(BASE, tmp_path, "-m", "adaptertest", command, "--help")
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert done.stdout.startswith("usage: ")
 
 
 def test_pytest_plugin_is_inert_without_the_rest_of_the_extra(
