@@ -3,6 +3,9 @@ CLI run, start a driver project.
 
 Exit status of ``check``: 0 when no clause fails, 1 when one does (a failed clause, or a
 known failure that passes now), 2 when the command line cannot be run.
+
+This module imports on the base install: the test stack (rich included) is imported by
+the commands that need it, which first check that it is there (:data:`NEEDS`).
 """
 
 from __future__ import annotations
@@ -17,19 +20,25 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
-
-from adaptertest import __version__, _scaffold, record, replay
+from adaptertest import __version__, _extra, _scaffold, record, replay
 from adaptertest.clauses import CLAUSES, clause_ids
 from adaptertest.options import Options, OptionsError
 from adaptertest.report import ClauseStatus, ConformanceReport
 from adaptertest.report_json import dumps, report_to_json
 
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
+
 PROG = "adaptertest"
+
+NEEDS: dict[str, tuple[str, ...]] = {
+    "check": ("hypothesis", "jsonschema", "rich"),
+    "clauses": ("rich",),
+}
+"""The commands that use the test extra, and what of it; the others run on the base install."""
 
 STATUS_STYLE: dict[ClauseStatus, str] = {
     ClauseStatus.PASSED: "green",
@@ -185,6 +194,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help, --version, or a usage error already printed
         return replay.exit_status(exc)
     try:
+        _extra.require("this command", NEEDS.get(ns.command, ()))
+    except ImportError as exc:
+        print(f"{PROG} {ns.command}: error: {exc}", file=sys.stderr)
+        return 2
+    try:
         if ns.command == "clauses":
             return _clauses(ns.format)
         if ns.command == "new":
@@ -202,6 +216,8 @@ def _check(ns: argparse.Namespace) -> int:
     factory = load_callable(ns.target, what="MODULE:FACTORY")
     options = options_from_args(ns)
     only = select_clauses(ns.clause)
+    from rich.text import Text
+
     from adaptertest._suite import check_driver
 
     with _progress(f"adaptertest: checking {ns.target}"):
@@ -346,16 +362,23 @@ def _progress(message: str) -> Iterator[None]:
     if not (callable(isatty) and isatty()):
         yield
         return
+    from rich.console import Console
+
     with Console(stderr=True).status(message):
         yield
 
 
 def _console() -> Console:
+    from rich.console import Console
+
     return Console(file=sys.stdout, highlight=False)
 
 
 def render_report(report: ConformanceReport, console: Console, *, title: Text) -> None:
     """The per-clause table, the failure details, then the summary line."""
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(title=title, title_justify="left")
     table.add_column("clause", no_wrap=True)
     table.add_column("status", no_wrap=True)
@@ -402,6 +425,9 @@ def _clauses(fmt: str) -> int:
     elif fmt == "json":
         sys.stdout.write(json.dumps(catalogue_json(), indent=2) + "\n")
     else:
+        from rich.table import Table
+        from rich.text import Text
+
         table = Table(title="adaptertest clauses", title_justify="left")
         for column in ("clause", "mode", "title"):
             table.add_column(column, no_wrap=column != "title")
