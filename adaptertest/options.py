@@ -73,7 +73,11 @@ class Options:
     backend: Backend = "asyncio"
     """The anyio backend the driver's coroutines run on."""
     concurrent_runs: int = 0
-    """Run this many concurrent runs on one instance (CON-01); 0 turns it off."""
+    """Run this many concurrent runs on one instance (CON-01; needs live_run); 0 is off."""
+    live_expect_failure: str | None = None
+    """Why the live run is expected to fail (a replayed 429, an account without credit):
+    a failed run then skips LIV-01 instead of failing it, and FLR-01 judges that it failed
+    cleanly; a run that succeeds fails FLR-01."""
 
     def __post_init__(self) -> None:
         from adaptertest.clauses import CLAUSE_BY_ID

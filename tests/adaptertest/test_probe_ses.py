@@ -223,7 +223,12 @@ class RaisesOnNone(ReferenceSessionCodec):
         (IdentityGuard, "SES-05", "guard_fingerprint(params) returned"),
         (RandomGuard, "SES-05", "guard_fingerprint(params) returned"),
         (IgnoresWorkspace, "SES-06", "values['workspace_id'] became 'ws-1-adaptertest-mutated'"),
-        (RaisesOnNone, "SES-07", "to_params(None) raised builtins.RuntimeError: no state"),
+        (
+            RaisesOnNone,
+            "SES-07",
+            "to_params(None) raised builtins.RuntimeError at tests/adaptertest/"
+            "test_probe_ses.py:209 in to_params: no state",
+        ),
     ],
     ids=lambda value: value.__name__ if isinstance(value, type) else None,
 )
