@@ -129,15 +129,15 @@ def _judge_run(
     if changed:
         ctx.note(f"{verdicts.label}: run() changed the Request it was given ({', '.join(changed)})")
     if result.timed_out:
-        verdicts.fail("run", f"run() did not return within {timeout:g} s")
+        verdicts.fail("", f"run() did not return within {timeout:g} s")
         return
     if result.wrong_type:
         verdicts.fail(
-            "run", f"run() returned {type(result.value).__qualname__}, expected driver.Response"
+            "", f"run() returned {type(result.value).__qualname__}, expected driver.Response"
         )
         return
     if result.malformed is not None:
-        verdicts.fail("run", f"run() returned a malformed Response ({result.malformed})")
+        verdicts.fail("", f"run() returned a malformed Response ({result.malformed})")
         return
     _crosstalk(verdicts, result, pristine.run_id, owners)
     verdicts.report(late_violations(result))
@@ -145,7 +145,7 @@ def _judge_run(
     if response is None and error is not None:
         # Nothing to judge the failure by: a legal failure comes as a Response.
         ctx.trace(error, clauses=("CON-01",))
-        verdicts.fail("run", f"{describe_error('run()', error)}, with no Response")
+        verdicts.fail("", f"{describe_error('run()', error)}, with no Response")
     if response is not None:
         verdicts.report(verify_outcome(response, error))
     verdicts.report(verify_run_events(result.events))

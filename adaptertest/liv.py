@@ -486,7 +486,8 @@ class LiveVerdicts:
         self._seen: set[tuple[str, str]] = set()
 
     def fail(self, clause: str, message: str) -> None:
-        """Record a violation (repeats folded)."""
+        """Record a violation (repeats folded). With ``into``, ``clause`` is the inner
+        tag ("" for what the suite itself observed of the call)."""
         self.failed = True
         if (clause, message) in self._seen:
             return
@@ -494,7 +495,8 @@ class LiveVerdicts:
         if self.into is None:
             self.ctx.fail(clause, message)
         else:
-            self.ctx.fail(self.into, f"{self.label}: {clause}: {message}")
+            tag = f"{clause}: " if clause else ""
+            self.ctx.fail(self.into, f"{self.label}: {tag}{message}")
 
     def report(self, violations: Iterable[Violation], *, judge: Sequence[str] = ()) -> None:
         """Judge ``judge`` and record a verifier's violations."""

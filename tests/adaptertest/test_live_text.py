@@ -117,6 +117,8 @@ def test_cli_table_and_json(
         assert SECRET not in everything
         assert EXTRA not in everything
         assert (CANARY in out and CANARY in _texts(report)) is details, out
+        if driver == "Raising":  # the driver's traceback, only with details
+            assert ("driver traceback:" in out and "driver traceback:" in _texts(report)) is details
         if not details:
             assert "<withheld: " in out
             assert "--show-live-details" in out  # the hint names the CLI's own flag
@@ -146,6 +148,7 @@ def test_pytest_output_junit_and_json(
     assert SECRET not in everything
     assert EXTRA not in everything
     assert (CANARY in out and CANARY in files) is details
+    assert ("driver traceback:" in out and "driver traceback:" in files) is details
     if not details:
         assert "<withheld: " in out
         assert "show_live_details=True" in out

@@ -196,7 +196,7 @@ def test_a_raise_without_a_response_fails_con01_with_its_location() -> None:
     messages = check(MissingBinary).result("CON-01").messages
     assert len(messages) == 4
     assert re.fullmatch(
-        r"CON-01: run 1: run: run\(\) raised builtins\.FileNotFoundError at "
+        r"CON-01: run 1: run\(\) raised builtins\.FileNotFoundError at "
         r"tests/adaptertest/test_probe_con\.py:\d+ in run: "
         r"<withheld: 48 chars, sha256:[0-9a-f]{12}>, with no Response",
         messages[0],
