@@ -13,7 +13,7 @@ import pytest
 
 from adaptertest._docs import clause_table_markdown
 from adaptertest.clauses import CLAUSES
-from adaptertest.cli import build_parser, main, options_from_args
+from adaptertest.cli import build_parser, main, options_from_args, rerun_command
 from adaptertest.report_json import validate_document
 from referencedriver import ReferenceConfig, adaptertest_options
 
@@ -237,3 +237,21 @@ def test_module_entry_point_runs_end_to_end() -> None:
     )  # fmt: skip
     assert version.returncode == 0
     assert version.stdout.startswith("adaptertest ")
+
+
+def test_expect_failure_flag_sets_the_option() -> None:
+    args = build_parser().parse_args(["check", REFERENCE, "--live", "--expect-failure", "a 429"])
+    assert options_from_args(args).live_expect_failure == "a 429"
+    assert (
+        options_from_args(build_parser().parse_args(["check", REFERENCE])).live_expect_failure
+        is None
+    )
+
+
+def test_rerun_hint_is_the_command_line_with_one_clause() -> None:
+    argv = ["mod:make", "--live", "--clause", "EVT", "--report", "out.json", "--format=table",
+            "--config", '{"model": "m 1"}', "--clause=LIV-01"]  # fmt: skip
+    hint = rerun_command(argv)("EVT-05")
+    assert hint == (
+        'python -m adaptertest check mod:make --live --config \'{"model": "m 1"}\' --clause EVT-05'
+    )
