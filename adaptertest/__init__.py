@@ -15,11 +15,31 @@ message starts with its clause ID.
 
 from __future__ import annotations
 
-import importlib
-import threading
-from typing import TYPE_CHECKING, Any
+import importlib.util
+
+from adaptertest._imports import import_attr
+
+# Not typing.TYPE_CHECKING: importing typing would cost every start of the replay stand-in
+# (python -m adaptertest replay) milliseconds; mypy reads this name as True all the same.
+TYPE_CHECKING = False
+
+_SUITE_DEPENDENCIES = ("pytest", "hypothesis", "jsonschema", "rich")
+"""What the suite imports beyond the base install (pydantic, anyio): the ``test`` extra."""
+
+_missing = [name for name in _SUITE_DEPENDENCIES if importlib.util.find_spec(name) is None]
+if _missing:
+    # A production install (driver, driver.clikit, referencedriver) has none of these.
+    raise ImportError(
+        f"adaptertest, the conformance suite, needs the kit's test extra; missing: "
+        f"{', '.join(_missing)}. Install it with: python -m pip install "
+        f"'agent-driver-kit[test]' (the base install serves driver and referencedriver only)",
+        name="adaptertest",
+    )
+del _missing
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from adaptertest._pytest import test_driver
     from adaptertest._suite import check_driver
     from adaptertest._violation import Violation
@@ -43,8 +63,6 @@ if TYPE_CHECKING:
     )
     from adaptertest.trn import verify_transcript
     from referencedriver import new_reference_driver
-
-_IMPORTS = threading.Lock()
 
 _LAZY: dict[str, str] = {
     "test_driver": "adaptertest._pytest",
@@ -84,8 +102,7 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'adaptertest' has no attribute {name!r}")
-    with _IMPORTS:  # see adaptertest._suite.probe_function: imports may race under pytest
-        value = getattr(importlib.import_module(module), name)
+    value = import_attr(module, name)
     globals()[name] = value
     return value
 

@@ -36,7 +36,6 @@ from typing import Any
 
 import anyio
 import anyio.lowlevel
-import sniffio
 from anyio.from_thread import BlockingPortal
 
 from adaptertest._violation import provider_text
@@ -375,9 +374,11 @@ def _busy_threads() -> dict[threading.Thread, bool]:
 
 def _loop_timers() -> list[asyncio.TimerHandle]:
     """The asyncio loop's scheduled callbacks (``call_later``/``call_at``); trio has none."""
-    if sniffio.current_async_library() != "asyncio":
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # not on asyncio
         return []
-    scheduled = getattr(asyncio.get_running_loop(), "_scheduled", None)
+    scheduled = getattr(loop, "_scheduled", None)
     return list(scheduled) if isinstance(scheduled, list) else []
 
 

@@ -17,7 +17,11 @@ import anyio
 
 from adaptertest._calls import Leftovers, describe_error, describe_hang
 from adaptertest._probe import ProbeContext
-from adaptertest.evt import verify_stream_capability, verify_stream_sequence
+from adaptertest.evt import (
+    verify_observation_sequence,
+    verify_stream_capability,
+    verify_stream_sequence,
+)
 from adaptertest.liv import (
     LiveRun,
     LiveVerdicts,
@@ -28,7 +32,6 @@ from adaptertest.liv import (
     run_once,
     stream_plan,
 )
-from adaptertest.obs import verify_observation_sequence
 from adaptertest.options import Options
 from adaptertest.rsp import verify_outcome
 from adaptertest.run import verify_run_events, verify_transcript_mirror

@@ -341,3 +341,36 @@ def test_mutation_appends_suffix_and_creates_missing_keys() -> None:
     assert mutated(params, "cwd").values == {"cwd": "a" + MUTATION_SUFFIX}
     assert mutated(params, "gone").values == {"cwd": "a", "gone": MUTATION_SUFFIX}
     assert params.values == {"cwd": "a"}
+
+
+# -- SES-01: a blank codec name ---------------------------------------------------------------
+
+
+class NamedCodec(ReferenceSessionCodec):
+    """The reference codec under another name."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def name(self) -> str:
+        return self._name
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("", "an empty name ''"),
+        (" ", "a blank name ' '"),
+        ("\t\r\n", "a blank name '\\t\\r\\n'"),
+        ("\xa0\u3000", "a blank name '\\xa0\\u3000'"),  # Unicode spaces Go trims too
+    ],
+    ids=["empty", "space", "controls", "unicode-spaces"],
+)
+def test_a_blank_codec_name_fails_ses01_alone(name: str, shown: str) -> None:
+    message = only_failure(run(lambda: CodecDriver(NamedCodec(name))), "SES-01")
+    assert message == f"SES-01: name() returned {shown}"
+
+
+def test_a_name_with_spaces_around_it_is_not_blank() -> None:
+    report = run(lambda: CodecDriver(NamedCodec(" reference ")))
+    assert statuses(report) == dict.fromkeys(CODEC_CLAUSES, ClauseStatus.PASSED)
