@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from adaptertest.cap import verify_process_capability, verify_session_capability
     from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES, Clause, Mode
     from adaptertest.evt import StreamVerifier, verify_stream_capability, verify_stream_sequence
-    from adaptertest.options import DEFAULT_LIVE_PROMPT, Options
+    from adaptertest.options import DEFAULT_LIVE_PROMPT, Options, OptionsError
     from adaptertest.report import (
         ClauseResult,
         ClauseStatus,
@@ -79,6 +79,7 @@ _LAZY: dict[str, str] = {
     "verify_stream_sequence": "adaptertest.evt",
     "DEFAULT_LIVE_PROMPT": "adaptertest.options",
     "Options": "adaptertest.options",
+    "OptionsError": "adaptertest.options",
     "ClauseResult": "adaptertest.report",
     "ClauseStatus": "adaptertest.report",
     "ConformanceError": "adaptertest.report",
@@ -121,6 +122,7 @@ __all__ = [
     "Level",
     "Mode",
     "Options",
+    "OptionsError",
     "RecordingSink",
     "StreamVerifier",
     "Violation",

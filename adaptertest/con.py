@@ -23,6 +23,7 @@ from adaptertest.evt import (
     verify_stream_sequence,
 )
 from adaptertest.liv import (
+    LOOP_SLACK,
     LiveRun,
     LiveVerdicts,
     changed_fields,
@@ -43,8 +44,6 @@ __all__ = ["CONCURRENT_RUN_ID_PREFIX", "concurrent_request", "probe_concurrent_r
 
 CONCURRENT_RUN_ID_PREFIX = "adaptertest-concurrent-"
 """Run ``i`` (counted from 1) gets the run id ``adaptertest-concurrent-<i>``."""
-
-_LOOP_SLACK = 1.0
 
 
 def concurrent_request(options: Options, index: int) -> Request:
@@ -98,7 +97,7 @@ def probe_concurrent_runs(ctx: ProbeContext) -> None:
             result.capture(sinks[i])
         return results
 
-    outcome = ctx.runner.run_async(together, timeout=timeout + _LOOP_SLACK)
+    outcome = ctx.runner.run_async(together, timeout=timeout + LOOP_SLACK)
     label = f"{len(indices)} concurrent run() calls"
     if outcome.timed_out:
         ctx.fatal("CON-01", describe_hang(label, outcome, timeout))

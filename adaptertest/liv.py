@@ -26,6 +26,7 @@ from typing import Any, NoReturn
 import anyio
 
 from adaptertest._calls import (
+    LATE_WINDOW,
     Leftovers,
     describe_error,
     describe_hang,
@@ -53,6 +54,7 @@ from adaptertest.so import (
     structured_request,
     verify_structured_output_value,
 )
+from adaptertest.usg import judge_usage
 from driver.descriptor import StreamCapability
 from driver.errors import RunError
 from driver.events import RunEvent, StreamPayload
@@ -71,6 +73,7 @@ __all__ = [
     "LIVE_RUN_ID",
     "LIVE_SESSION_FINGERPRINT",
     "LIVE_WORKSPACE_ID",
+    "LOOP_SLACK",
     "LiveRun",
     "LiveVerdicts",
     "changed_fields",
@@ -341,8 +344,9 @@ def live_diagnostic(
 # Running the provider once
 # ------------------------------------------------------------------------------------
 
-_LOOP_SLACK = 1.0
-"""Seconds the bounded loop call adds to the live deadline for sealing and settling."""
+LOOP_SLACK = 1.0 + LATE_WINDOW
+"""Seconds the bounded loop call adds to the live deadline: sealing, and waiting up to
+:data:`~adaptertest._calls.LATE_WINDOW` for what the call left running."""
 
 RunCallable = Callable[..., Any]
 
@@ -575,7 +579,7 @@ def _execute(
         result.capture(sink)
         return result
 
-    outcome = ctx.runner.run_async(live, timeout=timeout + _LOOP_SLACK)
+    outcome = ctx.runner.run_async(live, timeout=timeout + LOOP_SLACK)
     if outcome.timed_out:
         verdicts.stop("LIV-01", describe_hang("run()", outcome, timeout))
     if outcome.error is not None:
@@ -624,6 +628,7 @@ def _judge_outcome(
     response, error = result.response, result.error
     if response is not None:
         verdicts.report(verify_outcome(response, error), judge=_OUTCOME_CLAUSES)
+        judge_usage(verdicts, response, result.stream)
     else:
         ctx.skip(
             _OUTCOME_CLAUSES,

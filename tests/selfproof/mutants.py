@@ -16,6 +16,7 @@ import dataclasses
 import functools
 import hashlib
 import itertools
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -81,6 +82,7 @@ from driver import (
     TodoStatus,
     TranscriptItem,
     TranscriptKind,
+    Usage,
 )
 from referencedriver import (
     REFERENCE_DRIVER_TYPE,
@@ -655,6 +657,25 @@ class RestoresNamespacedKeys(_Codec):
     codec = _NamespacedRestore
 
 
+class _GuardInInsertionOrder(ReferenceSessionCodec):
+    def guard_fingerprint(self, params: SessionParams) -> str:
+        text = json.dumps([params.resume_id, params.values])  # no sort_keys: dict order leaks in
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+class _GuardNeedsData(ReferenceSessionCodec):
+    def guard_fingerprint(self, params: SessionParams) -> str:
+        return super().guard_fingerprint(params) if params.values else ""
+
+
+class GuardInInsertionOrder(_Codec):
+    codec = _GuardInInsertionOrder
+
+
+class GuardEmptyWithoutData(_Codec):
+    codec = _GuardNeedsData
+
+
 class StoresExactProfileFingerprint(Rewriting):
     def respond(self, request: Request, response: Response) -> Response:
         assert response.checkpoint is not None
@@ -1111,6 +1132,24 @@ class FailureWithoutTranscriptItem(_CleanFailure):
 
 
 # ------------------------------------------------------------------------------------
+# USG: usage
+# ------------------------------------------------------------------------------------
+
+# Claude Code's counting passed through unconverted: input without its cache reads.
+_EXCLUSIVE_USAGE = Usage(input_tokens=10, cached_input_tokens=13796, output_tokens=264)
+
+
+class UsageExclusiveOfCache(Rewriting):
+    def stream(self, payload: StreamPayload) -> list[StreamPayload]:
+        if payload.kind == StreamKind.RUN_FINISHED:
+            payload = payload.model_copy(update={"usage": _EXCLUSIVE_USAGE.model_copy()})
+        return [payload]
+
+    def respond(self, request: Request, response: Response) -> Response:
+        return response.model_copy(update={"usage": _EXCLUSIVE_USAGE.model_copy()})
+
+
+# ------------------------------------------------------------------------------------
 # The catalogue
 # ------------------------------------------------------------------------------------
 
@@ -1328,6 +1367,21 @@ MUTANTS: tuple[Mutant, ...] = (
         "SES-05",
         "guard_fingerprint hashes the params object's id() instead of its content",
         GuardOnObjectIdentity,
+        _codec(),
+    ),
+    Mutant(
+        "GuardInInsertionOrder",
+        "SES-05",
+        "guard_fingerprint hashes json.dumps(values) without sort_keys, so equal params "
+        "whose values were inserted in another order get another guard",
+        GuardInInsertionOrder,
+        _codec(),
+    ),
+    Mutant(
+        "GuardEmptyWithoutData",
+        "SES-05",
+        "guard_fingerprint returns an empty string when params.values is empty",
+        GuardEmptyWithoutData,
         _codec(),
     ),
     Mutant(
@@ -1746,6 +1800,15 @@ MUTANTS: tuple[Mutant, ...] = (
         "FailureWithoutTranscriptItem",
         "a failed run's transcript (and its item events) carry no failure item",
         FailureWithoutTranscriptItem,
+    ),
+    # --- USG ---
+    Mutant(
+        "UsageExclusiveOfCache",
+        "USG-01",
+        "reports input_tokens without the cache reads (10 input, 13796 cached), as "
+        "Claude Code counts them, in the response and in run.finished alike",
+        UsageExclusiveOfCache,
+        _live(),
     ),
 )
 

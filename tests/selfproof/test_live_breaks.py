@@ -47,7 +47,7 @@ class ShieldsFromCancellation(ReferenceDriver):
 
     async def run(self, request: Request, sink: EventSink) -> Response:
         with anyio.CancelScope(shield=True):
-            await anyio.sleep(2.0)
+            await anyio.sleep(3.0)
         return await super().run(request, sink)
 
 
