@@ -17,6 +17,7 @@ import importlib
 import importlib.util
 import json
 import os
+import shlex
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -143,6 +144,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="show provider text in live failures (withheld by default)",
     )
+    check.add_argument(
+        "--expect-failure",
+        metavar="REASON",
+        default=None,
+        help="the live run is expected to fail (a replayed 429, say): LIV-01 is skipped and "
+        "FLR-01 judges that it failed cleanly",
+    )
 
     clauses = commands.add_parser(
         "clauses", help="print the clause catalogue", description="Print the clause catalogue."
@@ -203,7 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _clauses(ns.format)
         if ns.command == "new":
             return _scaffold.main(ns)
-        return _check(ns)
+        return _check(ns, args[1:])
     except UsageError as exc:
         print(f"{PROG} {ns.command}: error: {exc}", file=sys.stderr)
         return 2
@@ -212,7 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 # -- check -----------------------------------------------------------------------------
 
 
-def _check(ns: argparse.Namespace) -> int:
+def _check(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     factory = load_callable(ns.target, what="MODULE:FACTORY")
     options = options_from_args(ns)
     only = select_clauses(ns.clause)
@@ -236,7 +244,12 @@ def _check(ns: argparse.Namespace) -> int:
 
         sys.stdout.write(document_to_markdown(doc, title=f"adaptertest check {ns.target}"))
     else:
-        render_report(report, _console(), title=Text(f"adaptertest check {ns.target}"))
+        render_report(
+            report,
+            _console(),
+            title=Text(f"adaptertest check {ns.target}"),
+            rerun=rerun_command(argv),
+        )
         if ns.report is not None:
             print(f"report written to {ns.report}", file=sys.stderr)
     return 1 if report.failures else 0
@@ -303,6 +316,8 @@ def options_from_args(ns: argparse.Namespace) -> Options:
         "live_structured_output": ns.live or base.live_structured_output,
         "show_live_details": ns.show_live_details or base.show_live_details,
     }
+    if ns.expect_failure is not None:
+        kwargs["live_expect_failure"] = ns.expect_failure
     if ns.concurrent is not None:
         kwargs["concurrent_runs"] = ns.concurrent
     if ns.config is not None or ns.config_class is not None:
@@ -374,7 +389,35 @@ def _console() -> Console:
     return Console(file=sys.stdout, highlight=False)
 
 
-def render_report(report: ConformanceReport, console: Console, *, title: Text) -> None:
+# Flags that select or format the output: a rerun of one clause drops them.
+_NOT_RERUN = frozenset({"--clause", "--report", "--format"})
+
+
+def rerun_command(argv: Sequence[str]) -> Callable[[str], str]:
+    """How to rerun one clause: this very command line (the real MODULE:FACTORY, the
+    options and flags) with ``--clause ID`` in place of the selection and the output
+    flags."""
+    kept: list[str] = []
+    skip_value = False
+    for arg in argv:
+        if skip_value:
+            skip_value = False
+            continue
+        name, eq, _ = arg.partition("=")
+        if name in _NOT_RERUN:
+            skip_value = not eq
+            continue
+        kept.append(arg)
+    return lambda clause: shlex.join(["python", "-m", PROG, "check", *kept, "--clause", clause])
+
+
+def render_report(
+    report: ConformanceReport,
+    console: Console,
+    *,
+    title: Text,
+    rerun: Callable[[str], str] | None = None,
+) -> None:
     """The per-clause table, the failure details, then the summary line."""
     from rich.table import Table
     from rich.text import Text
@@ -389,9 +432,11 @@ def render_report(report: ConformanceReport, console: Console, *, title: Text) -
             r.clause, Text(r.status.value, style=STATUS_STYLE[r.status]), Text(r.headline())
         )
     console.print(table)
+    details = "rerun with --show-live-details to see the withheld provider text"
     for r in report.failures:
         console.print()
-        console.print(Text(r.describe()))
+        hint = rerun(r.clause) if rerun is not None else None
+        console.print(Text(r.describe(hint, details)))
     console.print()
     style = "bold red" if report.failures else "bold green"
     console.print(Text(f"{report.driver_type or '?'}: {report.summary()}", style=style))

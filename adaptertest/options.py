@@ -108,7 +108,11 @@ class Options:
     backend: Backend = "asyncio"
     """The anyio backend the driver's coroutines run on."""
     concurrent_runs: int = 0
-    """Run this many concurrent runs on one instance (CON-01); 0 turns it off."""
+    """Run this many concurrent runs on one instance (CON-01; needs live_run); 0 is off."""
+    live_expect_failure: str | None = None
+    """Why the live run is expected to fail (a replayed 429, an account without credit):
+    a failed run then skips LIV-01 instead of failing it, and FLR-01 judges that it failed
+    cleanly; a run that succeeds fails FLR-01."""
 
     def __post_init__(self) -> None:
         # Every field goes through its entry in FIELD_CHECKS; the first bad one raises.
@@ -281,6 +285,9 @@ FIELD_CHECKS: dict[str, Check] = {
     "max_examples": _count(1, "a positive int"),
     "backend": _choice("asyncio", "trio"),
     "concurrent_runs": _count(0, "0 (off) or a positive int"),
+    "live_expect_failure": _optional(
+        _text(blank=False), "a non-blank str (why the run is expected to fail) or None"
+    ),
 }
 """Field name -> its check. Every ``Options`` field has exactly one entry."""
 

@@ -76,6 +76,11 @@ WRONG: dict[str, list[tuple[Any, str]]] = {
         (True, "0 (off) or a positive int"),
         (None, "0 (off) or a positive int"),
     ],
+    "live_expect_failure": [
+        ("", "a non-blank str (why the run is expected to fail) or None"),
+        (True, "a non-blank str"),
+        (b"429", "a non-blank str"),
+    ],
 }
 
 # Field -> a legal value other than the default, and what is stored for it.
@@ -102,6 +107,7 @@ RIGHT: dict[str, tuple[Any, Any]] = {
     "max_examples": (3, 3),
     "backend": ("trio", "trio"),
     "concurrent_runs": (2, 2),
+    "live_expect_failure": ("a replayed 429", "a replayed 429"),
 }
 
 
