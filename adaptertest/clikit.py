@@ -64,6 +64,7 @@ __all__ = [
     "TOOL",
     "Case",
     "DriverClass",
+    "FailedRecording",
     "Replay",
     "check_config_fingerprint_follows_the_config",
     "check_config_validation",
@@ -73,6 +74,7 @@ __all__ = [
     "check_driver_on_recording",
     "check_environment_probe",
     "check_expected_failure_is_clean",
+    "check_failed_recording",
     "check_failed_run_fails_only_liv01",
     "check_parser_on_recording",
     "check_parser_survives_odd_lines",
@@ -731,6 +733,54 @@ def check_expected_failure_is_clean(
     assert status["LIV-01"] is ClauseStatus.SKIPPED, messages
     assert status["FLR-01"] is ClauseStatus.PASSED, messages
     _check_judged_failure(status, messages)
+
+
+@dataclass(frozen=True)
+class FailedRecording:
+    """A recording of a failed run, and how the stand-in ends after playing it."""
+
+    recording: str
+    exit_code: int = 1
+    stderr: str | None = None
+    kill: str = ""
+    """A signal name: the stand-in ends with it, as a CLI killed before its terminal line."""
+    expected: str = ""
+    """Why the run fails, for the runs a host must expect (429, budget stop, killed
+    process): their conformance check sets ``Options(live_expect_failure=expected)``."""
+
+    def __str__(self) -> str:
+        return self.recording
+
+
+def check_failed_recording(
+    make_driver: Callable[[ConfigT], object],
+    config_class: type[ConfigT],
+    recordings: Path,
+    failed: FailedRecording,
+    *,
+    model: str,
+    resume_id: str,
+    backend: Backend = "asyncio",
+    expect_failure: bool = False,
+) -> None:
+    """The suite on a driver whose CLI replays ``failed``: the run fails only LIV-01 (the
+    stream, events, transcript and response judged and legal), or, with
+    ``expect_failure``, fails no clause at all and FLR-01 finds it failed cleanly."""
+    config = replay_config(
+        config_class,
+        recordings,
+        failed.recording,
+        model=model,
+        exit_code=failed.exit_code,
+        stderr=failed.stderr,
+        kill=failed.kill,
+    )
+    options = conformance_options(config, resume_id=resume_id, backend=backend)
+    if expect_failure:
+        assert failed.expected, f"{failed.recording}: no reason to expect its failure"
+        check_expected_failure_is_clean(lambda: make_driver(config), options, failed.expected)
+    else:
+        check_failed_run_fails_only_liv01(lambda: make_driver(config), options)
 
 
 def check_conformance_level(factory: Callable[[], object], options: Options, level: Level) -> None:

@@ -48,30 +48,48 @@ def test_the_driver_reaches_level_full(backend: Backend) -> None:
     testing.check_conformance_level(new_driver, adaptertest_options(backend), Level.FULL)
 
 
-@pytest.mark.parametrize(
-    ("recording", "exit_code", "stderr", "kill"),
-    [
-        ("error_result.jsonl", 1, None, ""),
-        ("max_turns.jsonl", 1, None, ""),
-        ("nonzero_exit.jsonl", 1, "nonzero_exit.stderr.txt", ""),
-        ("success.jsonl", 3, None, ""),  # a clean result line does not excuse a bad exit code
-        ("rate_limited.jsonl", 1, None, ""),
-        ("budget_stop.jsonl", 1, None, ""),
-        ("compaction_failed.jsonl", 1, None, ""),
-        ("killed_after_retries.jsonl", 0, None, "SIGTERM"),
-    ],
-)
-def test_failed_run_fails_only_liv01(
-    recording: str, exit_code: int, stderr: str | None, kill: str
-) -> None:
-    config = testing.replay_config(
+FAILED_RUNS = [
+    testing.FailedRecording("error_result.jsonl"),
+    testing.FailedRecording("max_turns.jsonl"),
+    testing.FailedRecording("nonzero_exit.jsonl", stderr="nonzero_exit.stderr.txt"),
+    # A clean result line does not excuse a bad exit code.
+    testing.FailedRecording("success.jsonl", exit_code=3),
+    testing.FailedRecording(
+        "rate_limited.jsonl", expected="a replayed 429: rate limited, retried, gave up"
+    ),
+    testing.FailedRecording(
+        "budget_stop.jsonl", expected="a replayed budget stop during a tool call"
+    ),
+    testing.FailedRecording("compaction_failed.jsonl"),
+    testing.FailedRecording(
+        "killed_after_retries.jsonl",
+        exit_code=0,
+        kill="SIGTERM",
+        expected="a replayed process killed after 529 retries, no result line",
+    ),
+]
+"""Recordings of failed runs; those with a reason are failure paths a host must expect."""
+
+
+@pytest.mark.parametrize("failed", FAILED_RUNS, ids=str)
+def test_failed_run_fails_only_liv01(failed: testing.FailedRecording) -> None:
+    testing.check_failed_recording(
+        ClaudeDriver, ClaudeConfig, RECORDINGS, failed, model=MODEL, resume_id=RESUME_ID
+    )
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+@pytest.mark.parametrize("failed", [f for f in FAILED_RUNS if f.expected], ids=str)
+def test_expected_failure_fails_cleanly(failed: testing.FailedRecording, backend: Backend) -> None:
+    """Options(live_expect_failure=...): no clause fails, FLR-01 and the stream clauses
+    are judged on what the failed run produced."""
+    testing.check_failed_recording(
+        ClaudeDriver,
         ClaudeConfig,
         RECORDINGS,
-        recording,
+        failed,
         model=MODEL,
-        exit_code=exit_code,
-        stderr=stderr,
-        kill=kill,
+        resume_id=RESUME_ID,
+        backend=backend,
+        expect_failure=True,
     )
-    options = testing.conformance_options(config, resume_id=RESUME_ID)
-    testing.check_failed_run_fails_only_liv01(lambda: ClaudeDriver(config), options)
