@@ -83,6 +83,7 @@ __all__ = [
     "check_structured_answer",
     "check_structured_refused",
     "conformance_options",
+    "failed_run_tests",
     "full_options",
     "live_config",
     "parse_output",
@@ -781,6 +782,47 @@ def check_failed_recording(
         check_expected_failure_is_clean(lambda: make_driver(config), options, failed.expected)
     else:
         check_failed_run_fails_only_liv01(lambda: make_driver(config), options)
+
+
+def failed_run_tests(
+    make_driver: Callable[[ConfigT], object],
+    config_class: type[ConfigT],
+    recordings: Path,
+    failed_runs: Sequence[FailedRecording],
+    *,
+    model: str,
+    resume_id: str,
+) -> type:
+    """A pytest class judging every failed-run recording (bind it to a ``Test*`` name):
+    each fails only LIV-01; each with an ``expected`` reason, on asyncio and trio, fails
+    no clause under ``Options(live_expect_failure=...)``."""
+    expected = [f for f in failed_runs if f.expected]
+
+    def check(failed: FailedRecording, backend: Backend, expect_failure: bool) -> None:
+        check_failed_recording(
+            make_driver,
+            config_class,
+            recordings,
+            failed,
+            model=model,
+            resume_id=resume_id,
+            backend=backend,
+            expect_failure=expect_failure,
+        )
+
+    class FailedRuns:
+        @pytest.mark.parametrize("failed", failed_runs, ids=str)
+        def test_failed_run_fails_only_liv01(self, failed: FailedRecording) -> None:
+            check(failed, "asyncio", False)
+
+        @pytest.mark.parametrize("backend", ["asyncio", "trio"])
+        @pytest.mark.parametrize("failed", expected, ids=str)
+        def test_expected_failure_fails_cleanly(
+            self, failed: FailedRecording, backend: Backend
+        ) -> None:
+            check(failed, backend, True)
+
+    return FailedRuns
 
 
 def check_conformance_level(factory: Callable[[], object], options: Options, level: Level) -> None:

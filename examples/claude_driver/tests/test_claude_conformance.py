@@ -71,25 +71,6 @@ FAILED_RUNS = [
 """Recordings of failed runs; those with a reason are failure paths a host must expect."""
 
 
-@pytest.mark.parametrize("failed", FAILED_RUNS, ids=str)
-def test_failed_run_fails_only_liv01(failed: testing.FailedRecording) -> None:
-    testing.check_failed_recording(
-        ClaudeDriver, ClaudeConfig, RECORDINGS, failed, model=MODEL, resume_id=RESUME_ID
-    )
-
-
-@pytest.mark.parametrize("backend", ["asyncio", "trio"])
-@pytest.mark.parametrize("failed", [f for f in FAILED_RUNS if f.expected], ids=str)
-def test_expected_failure_fails_cleanly(failed: testing.FailedRecording, backend: Backend) -> None:
-    """Options(live_expect_failure=...): no clause fails, FLR-01 and the stream clauses
-    are judged on what the failed run produced."""
-    testing.check_failed_recording(
-        ClaudeDriver,
-        ClaudeConfig,
-        RECORDINGS,
-        failed,
-        model=MODEL,
-        resume_id=RESUME_ID,
-        backend=backend,
-        expect_failure=True,
-    )
+TestClaudeFailedRuns = testing.failed_run_tests(
+    ClaudeDriver, ClaudeConfig, RECORDINGS, FAILED_RUNS, model=MODEL, resume_id=RESUME_ID
+)
