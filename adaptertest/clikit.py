@@ -23,7 +23,7 @@ import pytest
 from pydantic import ValidationError
 
 import adaptertest
-from adaptertest import CLAUSES, ClauseStatus, Level, Options, RecordingSink
+from adaptertest import CLAUSES, ClauseStatus, Level, Options, RecordingSink, recording
 from adaptertest.options import Backend
 from adaptertest.so import (
     STRUCTURED_SCHEMA,
@@ -88,6 +88,7 @@ __all__ = [
     "live_config",
     "parse_output",
     "passed_argv",
+    "recorded_output",
     "recordings_dir",
     "replay_by_flag_command",
     "replay_command",
@@ -123,6 +124,16 @@ class _Foreign:
 
 
 # -- recordings and the replay stand-in --------------------------------------------------------
+
+
+def recorded_output(path: Path) -> tuple[bytes, bytes]:
+    """What a recording makes the CLI write, as ``(stdout, stderr)``: the streams of an
+    ``adaptertest record`` file, or the bytes of a plain JSONL transcript as stdout."""
+    data = path.read_bytes()
+    if recording.is_recording(data.split(b"\n", 1)[0]):
+        recorded = recording.loads(data, source=str(path))
+        return recorded.stdout, recorded.stderr
+    return data, b""
 
 
 def recordings_dir(test_file: str) -> Path:
@@ -315,14 +326,14 @@ def check_parser_on_recording(
     case: Case, recordings: Path, make_parser: Callable[[RunOutput], ParserT]
 ) -> tuple[ParserT, RunOutput]:
     """Kinds, output, handle and verdict of one recording, straight from the parser."""
-    data = (recordings / case.recording).read_bytes()
+    data, recorded_stderr = recorded_output(recordings / case.recording)
     parser, out, sink = parse_output(make_parser, data)
     assert tuple(i.kind for i in out.transcript) == case.items
     assert tuple(p.kind for p in sink.stream) == case.payloads
     assert parser.output() == case.output
     assert parser.succeeded is case.succeeded
     assert parser.resume_id == case.session
-    stderr = (recordings / case.stderr).read_bytes() if case.stderr else b""
+    stderr = (recordings / case.stderr).read_bytes() if case.stderr else recorded_stderr
     outcome = ProcessOutcome(case.exit_code, case.signal, False, data, stderr)
     failure = parser.failure(outcome, 60)
     if case.usage is not None:
@@ -397,11 +408,12 @@ async def check_driver_on_recording(
     ``is_terminal_line``)."""
     response, sink, driver = await replay.run(case.recording)
     assert structural_violations(driver, response, sink) == []
-    stdout = (replay.recordings / case.recording).read_bytes()
+    stdout, recorded_stderr = recorded_output(replay.recordings / case.recording)
     raw = response.raw_streams
     assert raw is not None
     assert raw.stdout == stdout
-    assert raw.stderr == ((replay.recordings / case.stderr).read_bytes() if case.stderr else b"")
+    stderr = (replay.recordings / case.stderr).read_bytes() if case.stderr else recorded_stderr
+    assert raw.stderr == stderr
     chunks = [e for e in sink.events if e.type == RunEventType.CHUNK and e.stream == "stdout"]
     assert b"".join(e.chunk for e in chunks) == stdout
     assert response.exit_code == case.exit_code

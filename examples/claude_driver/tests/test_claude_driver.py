@@ -10,6 +10,7 @@ in ``adaptertest.clikit``; this file gives them Claude Code's data.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ import pytest
 from adaptertest import RecordingSink
 from adaptertest import clikit as testing
 from adaptertest.clikit import TEXT, TOOL, Case, Replay
+from adaptertest.recording import Chunk, Recording
 from claude_driver import (
     CLAUDE_DRIVER_TYPE,
     ClaudeConfig,
@@ -364,6 +366,31 @@ def test_parser_survives_corrupt_and_odd_lines() -> None:
 async def test_driver_on_recording(case: Case, anyio_backend: str) -> None:
     await testing.check_driver_on_recording(
         REPLAY, case, is_terminal_line=lambda line: '"type":"result"' in line
+    )
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_recording_made_by_record_replays_like_its_plain_transcript(
+    anyio_backend: str, tmp_path: Path
+) -> None:
+    """The same run in ``adaptertest record``'s format (stdout and stderr in one file)
+    gives the parser and the driver the same bytes and the same verdicts."""
+    case = REPLAY.case("nonzero_exit.jsonl")
+    assert case.stderr is not None
+    stdout = (RECORDINGS / case.recording).read_bytes()
+    stderr = (RECORDINGS / case.stderr).read_bytes()
+    chunks = [Chunk(0.01 * i, 1, line) for i, line in enumerate(stdout.splitlines(True))]
+    recorded = Recording(
+        argv=["claude", "-p"], chunks=[*chunks, Chunk(0.5, 2, stderr)], exit_code=case.exit_code
+    )
+    (tmp_path / case.recording).write_bytes(recorded.dumps())
+    v1_case = dataclasses.replace(case, stderr=None)
+    assert testing.recorded_output(tmp_path / case.recording) == (stdout, stderr)
+    testing.check_parser_on_recording(v1_case, tmp_path, ClaudeStreamParser)
+    await testing.check_driver_on_recording(
+        Replay(tmp_path, [v1_case], REPLAY.driver),
+        v1_case,
+        is_terminal_line=lambda line: '"type":"result"' in line,
     )
 
 
