@@ -1,4 +1,4 @@
-"""The ``adaptertest`` command line: check a driver, list the clauses, replay a transcript.
+"""The ``adaptertest`` command line: check a driver, list the clauses, record and replay.
 
 Exit status of ``check``: 0 when no clause fails, 1 when one does (a failed clause, or a
 known failure that passes now), 2 when the command line cannot be run.
@@ -22,10 +22,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from adaptertest import __version__, replay
+from adaptertest import __version__, record, replay
 from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES, FAMILIES
 from adaptertest.options import Options
-from adaptertest.report import ClauseResult, ClauseStatus, ConformanceReport
+from adaptertest.report import ClauseStatus, ConformanceReport
 from adaptertest.report_json import dumps, report_to_json
 
 PROG = "adaptertest"
@@ -102,7 +102,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="judge only this clause or family (SES-04, SES); repeat or comma-separate",
     )
     check.add_argument("--report", type=Path, metavar="FILE", help="write the JSON report here")
-    check.add_argument("--format", choices=("table", "json"), default="table", help="stdout format")
+    check.add_argument(
+        "--format",
+        choices=("table", "json", "markdown"),
+        default="table",
+        help="stdout format (markdown: a clause table and the level, for a CI job summary)",
+    )
     check.add_argument("--backend", choices=("asyncio", "trio"), default=None, help="anyio backend")
     check.add_argument(
         "--probe-timeout",
@@ -127,9 +132,20 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_arguments(
         commands.add_parser(
             "replay",
-            help="stand-in agent CLI: write a recorded JSONL transcript to stdout",
-            description="Write a recorded JSONL transcript to stdout line by line, then "
-            "exit with --exit-code: point a subprocess driver at it to test hermetically.",
+            help="stand-in agent CLI: play back a recording or a JSONL transcript",
+            description="Play back a recording from adaptertest record (stdout, stderr, "
+            "exit status or signal, optionally in real time), or write a JSONL transcript "
+            "to stdout line by line and exit with --exit-code: point a subprocess driver "
+            "at it to test hermetically.",
+        )
+    )
+    record.add_arguments(
+        commands.add_parser(
+            "record",
+            help="run an agent CLI once and keep a recording that replay plays back",
+            usage=record.USAGE,
+            description=record.DESCRIPTION,
+            epilog=record.EPILOG,
         )
     )
     return parser
@@ -140,6 +156,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["replay"]:
         return replay.main(args[1:])
+    if args[:1] == ["record"]:
+        return record.main(args[1:])
     try:
         ns = build_parser().parse_args(args)
     except SystemExit as exc:  # --help, --version, or a usage error already printed
@@ -173,6 +191,10 @@ def _check(ns: argparse.Namespace) -> int:
             raise UsageError(f"cannot write the report: {exc}") from exc
     if ns.format == "json":
         sys.stdout.write(dumps(doc))
+    elif ns.format == "markdown":
+        from adaptertest.report_markdown import document_to_markdown
+
+        sys.stdout.write(document_to_markdown(doc, title=f"adaptertest check {ns.target}"))
     else:
         render_report(report, _console(), title=Text(f"adaptertest check {ns.target}"))
         if ns.report is not None:
@@ -311,19 +333,6 @@ def _console() -> Console:
     return Console(file=sys.stdout, highlight=False)
 
 
-def first_line(result: ClauseResult) -> str:
-    """The table's detail cell: the first message line, without the repeated clause ID."""
-    if not result.messages:
-        return ""
-    line = result.messages[0].splitlines()[0] if result.messages[0] else ""
-    for prefix in (f"{result.clause} skipped: ", f"{result.clause}: ", f"{result.clause} "):
-        if line.startswith(prefix):
-            line = line[len(prefix) :]
-            break
-    more = len(result.messages) - 1
-    return f"{line} (+{more} more)" if more else line
-
-
 def render_report(report: ConformanceReport, console: Console, *, title: Text) -> None:
     """The per-clause table, the failure details, then the summary line."""
     table = Table(title=title, title_justify="left")
@@ -333,7 +342,7 @@ def render_report(report: ConformanceReport, console: Console, *, title: Text) -
     for r in report.results:
         # Text, not markup strings: driver messages may contain square brackets.
         table.add_row(
-            r.clause, Text(r.status.value, style=STATUS_STYLE[r.status]), Text(first_line(r))
+            r.clause, Text(r.status.value, style=STATUS_STYLE[r.status]), Text(r.headline())
         )
     console.print(table)
     for r in report.failures:

@@ -6,7 +6,10 @@ It registers the ``adaptertest`` marker and otherwise stays inert until items ma
 - writes ``clause``, ``family`` and ``mode`` into each item's ``user_properties``
   (JUnit XML ``<property>`` elements, with no xunit2 warning);
 - prints one summary line per driver class, with the conformance level reached;
-- with ``--adaptertest-report=FILE``, writes the JSON report (``report.schema.json``).
+- with ``--adaptertest-report=FILE``, writes the JSON report (``report.schema.json``);
+- with ``--adaptertest-markdown=FILE``, appends the same report as Markdown (a clause
+  table and the level per driver), so ``--adaptertest-markdown=$GITHUB_STEP_SUMMARY``
+  shows it on the CI job's page.
 
 Results are gathered from test reports, never from suite objects, so the summary and
 the report come out the same under pytest-xdist: each kit item's report carries an
@@ -16,6 +19,7 @@ extra ``adaptertest`` attribute, which pytest serialises along with the report.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections import Counter
 from collections.abc import Generator
 from dataclasses import dataclass, field
@@ -41,6 +45,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="FILE",
         default=None,
         help="write the per-clause JSON report of every adaptertest.test_driver class to FILE",
+    )
+    group.addoption(
+        "--adaptertest-markdown",
+        metavar="FILE",
+        default=None,
+        help="append the report as Markdown (clause table and level) to FILE, e.g. "
+        "$GITHUB_STEP_SUMMARY",
     )
 
 
@@ -204,8 +215,8 @@ class ResultCollector:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.drivers: dict[str, DriverResults] = {}
-        self.written: Path | None = None
-        self.write_error: str | None = None
+        self.written: list[Path] = []
+        self.write_errors: list[str] = []
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         payload = getattr(report, REPORT_ATTRIBUTE, None)
@@ -218,12 +229,12 @@ class ResultCollector:
         driver.add(str(payload["clause"]), report, payload)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        target = self.config.getoption("adaptertest_report")
-        if not target:
+        json_target = self.config.getoption("adaptertest_report")
+        markdown_target = self.config.getoption("adaptertest_markdown")
+        if not (json_target or markdown_target):
             return
         from adaptertest.report_json import document, driver_to_json, dumps
 
-        path = Path(self.config.invocation_params.dir, target)
         doc = document(
             [
                 driver_to_json(d.report(), name=d.name, nodeid=d.nodeid)
@@ -231,17 +242,30 @@ class ResultCollector:
             ],
             producer="pytest",
         )
+        if json_target:
+            self._write(json_target, dumps(doc), mode="w")
+        if markdown_target:
+            from adaptertest.report_markdown import document_to_markdown
+
+            self._write(markdown_target, document_to_markdown(doc) + "\n", mode="a")
+
+    def _write(self, target: str, text: str, *, mode: str) -> None:
+        path = Path(self.config.invocation_params.dir, target)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(dumps(doc), encoding="utf-8")
+            with path.open(mode + "+b") as file:
+                if mode == "a" and file.seek(0, os.SEEK_END):  # after earlier text:
+                    file.seek(-1, os.SEEK_END)  # leave one blank line before ours
+                    text = ("\n" if file.read(1) == b"\n" else "\n\n") + text
+                file.write(text.encode("utf-8"))
         except OSError as exc:
-            self.write_error = f"adaptertest: cannot write {path}: {exc}"
+            self.write_errors.append(f"adaptertest: cannot write {path}: {exc}")
         else:
-            self.written = path
+            self.written.append(path)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        if self.write_error:
-            terminalreporter.write_line(self.write_error, red=True)
+        for error in self.write_errors:
+            terminalreporter.write_line(error, red=True)
         if not self.drivers:
             return
 
@@ -254,5 +278,5 @@ class ResultCollector:
                 red=not report.ok,
                 green=report.ok,
             )
-        if self.written is not None:
-            terminalreporter.write_line(f"adaptertest: report written to {self.written}")
+        for path in self.written:
+            terminalreporter.write_line(f"adaptertest: report written to {path}")

@@ -55,6 +55,21 @@ class ClauseResult:
         """The catalogue entry of this clause."""
         return CLAUSE_BY_ID[self.clause]
 
+    def headline(self) -> str:
+        """The first message line without the repeated clause ID, and how many more follow.
+
+        What a one-row-per-clause table shows (the CLI's table, the Markdown report).
+        """
+        if not self.messages:
+            return ""
+        line = self.messages[0].splitlines()[0] if self.messages[0] else ""
+        for prefix in (f"{self.clause} skipped: ", f"{self.clause}: ", f"{self.clause} "):
+            if line.startswith(prefix):
+                line = line[len(prefix) :]
+                break
+        more = len(self.messages) - 1
+        return f"{line} (+{more} more)" if more else line
+
     def describe(self) -> str:
         """A full failure/skip text: observations, the rule, and how to rerun."""
         shown = list(self.messages[:MAX_MESSAGES])
@@ -134,18 +149,20 @@ class ConformanceReport:
         ``"40 passed, 26 skipped; level: core"``; a partial run says why it has no level.
         """
         counts = ", ".join(f"{n} {s.value}" for s, n in self.counts().items() if n)
+        failing = ", ".join(r.clause for r in self.failures)
+        text = f"{counts or 'no clauses'}; level: {self.level_text()}"
+        return text + (f"; failing: {failing}" if failing else "")
+
+    def level_text(self) -> str:
+        """The level met, or why none is: ``"core"``, ``"none (partial run: 9 of 65 clauses)"``."""
         level = self.level
         if level is not None:
-            level_text = level.value
-        elif not self.complete:
+            return level.value
+        if not self.complete:
             ran = sum(1 for r in self.results if not r.info.extension)
             upstream = sum(1 for c in CLAUSES if not c.extension)
-            level_text = f"none (partial run: {ran} of {upstream} clauses)"
-        else:
-            level_text = "none (not every hermetic clause holds)"
-        failing = ", ".join(r.clause for r in self.failures)
-        text = f"{counts or 'no clauses'}; level: {level_text}"
-        return text + (f"; failing: {failing}" if failing else "")
+            return f"none (partial run: {ran} of {upstream} clauses)"
+        return "none (not every hermetic clause holds)"
 
     def raise_for_violations(self) -> None:
         """Raise :class:`ConformanceError` listing every failing clause, if any."""

@@ -15,6 +15,7 @@ import adaptertest._pytest  # noqa: F401
 import referencedriver  # noqa: F401
 from adaptertest.clauses import CLAUSE_BY_ID
 from adaptertest.report_json import validate_document
+from adaptertest.report_markdown import STATUS_LABEL
 
 # The imports above keep one copy of the kit, the SPI and hypothesis loaded: pytester's
 # in-process runs drop modules first imported inside a run, so a second run would mix two
@@ -187,3 +188,47 @@ def test_xdist_gathers_results_on_the_controller(pytester: pytest.Pytester) -> N
     parallel_doc = load_report(pytester.path / "r.json")
     assert statuses(parallel_doc) == statuses(serial_doc)
     serial.assert_outcomes(passed=6, failed=2, xfailed=1, deselected=3 * (len(CLAUSE_BY_ID) - 3))
+
+
+def markdown_statuses(section: str) -> dict[str, str]:
+    """clause -> status, read back from the rows of one Markdown section."""
+    by_label = {label: status.value for status, label in STATUS_LABEL.items()}
+    rows = re.findall(r"^\| ([A-Z]+-\d+) \| ([^|]+) \|", section, re.MULTILINE)
+    return {clause: by_label[label.strip()] for clause, label in rows}
+
+
+def test_markdown_is_appended_for_a_job_summary_and_agrees_with_the_json(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_user=USER_FILE)
+    summary = pytester.path / "ci" / "summary.md"
+    summary.parent.mkdir()
+    summary.write_text("# earlier step")  # no final newline: the report starts a new block
+    args = ("-k", "DRV", "--adaptertest-report=r.json", f"--adaptertest-markdown={summary}")
+    result = run(pytester, *args)
+    result.assert_outcomes(passed=6, failed=2, xfailed=1, deselected=3 * (len(CLAUSE_BY_ID) - 3))
+    result.stdout.fnmatch_lines(["adaptertest: report written to *summary.md"])
+    text = summary.read_text()
+    assert text.startswith("# earlier step\n\n### adaptertest: test\\_user.py::TestReference\n")
+    sections = text.split("\n### ")[1:]
+    assert [s.splitlines()[0] for s in sections] == [
+        f"adaptertest: test\\_user.py::{name}"
+        for name in ("TestReference", "TestNameless", "TestKnown")
+    ]
+    doc = load_report(pytester.path / "r.json")
+    for section, entry in zip(sections, doc["drivers"], strict=True):
+        assert markdown_statuses(section) == {c["id"]: c["status"] for c in entry["clauses"]}
+        assert "**Level: none (partial run: 3 of 65 clauses)**" in section
+    assert "<summary>DRV-01 failed: descriptor().display_name is empty</summary>" in text
+    assert "<summary>DRV-02 xpassed: " in text
+
+    run(pytester, *args)
+    assert summary.read_text().count("### adaptertest: ") == 6, "appended, never overwritten"
+
+
+def test_an_unwritable_markdown_file_is_reported(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_user=USER_FILE)
+    (pytester.path / "taken").write_text("a file, not a folder")
+    result = run(pytester, "-k", "TestReference and DRV-01", "--adaptertest-markdown=taken/x.md")
+    result.assert_outcomes(passed=1, deselected=3 * len(CLAUSE_BY_ID) - 1)
+    result.stdout.fnmatch_lines(["adaptertest: cannot write *taken/x.md*"])
