@@ -15,9 +15,6 @@ message starts with its clause ID.
 
 from __future__ import annotations
 
-import importlib
-import threading
-
 # Not typing.TYPE_CHECKING: importing typing would cost every start of the replay stand-in
 # (python -m adaptertest replay) milliseconds; mypy reads this name as True all the same.
 TYPE_CHECKING = False
@@ -47,8 +44,6 @@ if TYPE_CHECKING:
     )
     from adaptertest.trn import verify_transcript
     from referencedriver import new_reference_driver
-
-_IMPORTS = threading.Lock()
 
 _LAZY: dict[str, str] = {
     "test_driver": "adaptertest._pytest",
@@ -88,8 +83,9 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'adaptertest' has no attribute {name!r}")
-    with _IMPORTS:  # see adaptertest._suite.probe_function: imports may race under pytest
-        value = getattr(importlib.import_module(module), name)
+    from adaptertest._imports import import_attr  # here: the replay stand-in never needs it
+
+    value = import_attr(module, name)
     globals()[name] = value
     return value
 

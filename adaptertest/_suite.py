@@ -7,7 +7,6 @@ report; :func:`adaptertest.test_driver` asks it for one clause at a time, so
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import json
 import threading
@@ -17,8 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, SecretBytes, SecretStr
 
-from adaptertest import _IMPORTS
 from adaptertest._calls import CallRunner, describe_error, describe_hang
+from adaptertest._imports import import_attr
 from adaptertest._probe import ProbeAbort, ProbeContext, ProbeRecord
 from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES
 from adaptertest.options import Options
@@ -51,15 +50,9 @@ Resolved on first use, so ``pytest -k SES-04`` imports only what that clause nee
 
 
 def probe_function(name: str) -> Probe:
-    """The function that runs probe ``name``.
-
-    Imports are serialized: under pytest, the kit's modules are imported through the
-    assertion-rewriting hook, and CPython 3.11's ``ast`` is not safe to use from two
-    threads at once (suites may run in parallel threads).
-    """
+    """The function that runs probe ``name`` (imported on first use)."""
     module, attr = PROBE_FUNCTIONS[name]
-    with _IMPORTS:
-        function: Probe = getattr(importlib.import_module(module), attr)
+    function: Probe = import_attr(module, attr)
     return function
 
 

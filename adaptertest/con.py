@@ -14,7 +14,11 @@ import anyio
 
 from adaptertest._calls import describe_hang
 from adaptertest._probe import ProbeContext
-from adaptertest.evt import verify_stream_capability, verify_stream_sequence
+from adaptertest.evt import (
+    verify_observation_sequence,
+    verify_stream_capability,
+    verify_stream_sequence,
+)
 from adaptertest.liv import (
     LiveRun,
     LiveVerdicts,
@@ -26,7 +30,6 @@ from adaptertest.liv import (
     stream_plan,
     verify_live_success,
 )
-from adaptertest.obs import verify_observation_sequence
 from adaptertest.options import Options
 from adaptertest.rsp import verify_outcome
 from adaptertest.run import verify_run_events, verify_transcript_mirror

@@ -26,6 +26,7 @@ from driver.events import StreamKind, StreamPayload
 __all__ = [
     "KNOWN_STREAM_KINDS",
     "StreamVerifier",
+    "verify_observation_sequence",
     "verify_stream_capability",
     "verify_stream_sequence",
 ]
@@ -652,3 +653,17 @@ def _malformed(index: int, payload: object, exc: Exception) -> Violation:
         f"payload {index} ({shown}) is malformed: {type(exc).__name__} while reading its fields "
         "(was it built with model_construct or changed after validation?)",
     )
+
+
+def verify_observation_sequence(payloads: Iterable[StreamPayload]) -> list[Violation]:
+    """Facts-only checks for transports without a rich stream.
+
+    Envelope (EVT-09, EVT-10), OBS-02..06 and EVT-14, with no run.started or terminal
+    requirement; open invocations are still flagged when the run returns.
+    """
+    verifier = StreamVerifier(facts_only=True)
+    out: list[Violation] = []
+    for payload in payloads:
+        out += verifier.feed(payload)
+    out += verifier.finish()
+    return out

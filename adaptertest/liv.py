@@ -30,8 +30,12 @@ from adaptertest._shape import shape_problem
 from adaptertest._violation import Violation
 from adaptertest.cap import structured_probe_plan
 from adaptertest.clauses import CLAUSES
-from adaptertest.evt import verify_stream_capability, verify_stream_sequence
-from adaptertest.obs import verify_observation_sequence, verify_observation_support
+from adaptertest.evt import (
+    verify_observation_sequence,
+    verify_stream_capability,
+    verify_stream_sequence,
+)
+from adaptertest.obs import verify_observation_support
 from adaptertest.options import DEFAULT_LIVE_PROMPT
 from adaptertest.rsp import is_valid_json, trim_space, verify_checkpoint_codec, verify_outcome
 from adaptertest.run import verify_run_events, verify_transcript_mirror

@@ -39,7 +39,6 @@ __all__ = [
     "parent_problems",
     "text_problem",
     "todo_problems",
-    "verify_observation_sequence",
     "verify_observation_support",
 ]
 
@@ -514,20 +513,4 @@ def verify_observation_support(
                         f"payload {i} ({kind}): {cap_kind!r} invocations are not declared",
                     )
                 )
-    return out
-
-
-def verify_observation_sequence(payloads: Iterable[StreamPayload]) -> list[Violation]:
-    """Facts-only checks for transports without a rich stream.
-
-    Envelope (EVT-09, EVT-10), OBS-02..06 and EVT-14, with no run.started or terminal
-    requirement; open invocations are still flagged when the run returns.
-    """
-    from adaptertest.evt import StreamVerifier  # evt builds on this module
-
-    verifier = StreamVerifier(facts_only=True)
-    out: list[Violation] = []
-    for payload in payloads:
-        out += verifier.feed(payload)
-    out += verifier.finish()
     return out

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import ConfigDict, Field
 
 from driver._base import SPIModel
 from driver.decision import HITLRequestedPayload, HITLResolvedPayload
 from driver.observation import CapabilityInvocation, TodoSnapshot
-from driver.run import Response, RunFailure, Usage
+from driver.run import RunFailure
+from driver.transcript import TranscriptItem, TranscriptKind
+from driver.usage import Usage
 
 __all__ = [
     "Role",
@@ -38,24 +40,6 @@ class RunEventType(StrEnum):
     SPAWN = "spawn"
     RUNTIME = "runtime"
     LIFECYCLE = "lifecycle"
-
-
-class TranscriptKind(StrEnum):
-    """Kinds of normalized transcript items."""
-
-    ASSISTANT = "assistant"
-    THINKING = "thinking"
-    USER = "user"
-    TOOL_CALL = "tool_call"
-    TOOL_RESULT = "tool_result"
-    INIT = "init"
-    RESULT = "result"
-    STDOUT = "stdout"
-    STDERR = "stderr"
-    SYSTEM = "system"
-    SUMMARY = "summary"
-    QUESTION = "question"
-    FAILURE = "failure"
 
 
 class StreamKind(StrEnum):
@@ -88,33 +72,6 @@ class Role(StrEnum):
 
     ASSISTANT = ""
     USER = "user"
-
-
-class TranscriptItem(SPIModel):
-    """One normalized transcript unit; which fields apply depends on ``kind``.
-
-    ``usage`` None means not observed. Values that have their own field are
-    never repeated in ``metadata`` or ``data``.
-    """
-
-    kind: TranscriptKind | Literal[""] = ""
-    text: str = ""
-    delta: bool = False
-    tool_use_id: str = ""
-    tool_name: str = ""
-    input: Any = None
-    is_error: bool = False
-    model: str = ""
-    session_id: str = ""
-    usage: Usage | None = None
-    cost_usd: float | None = None
-    subtype: str = ""
-    errors: list[str] = Field(default_factory=list)
-    metadata: dict[str, str] = Field(default_factory=dict)
-    data: dict[str, Any] = Field(default_factory=dict)
-    scope_id: str = ""
-    parent_scope_id: str = ""
-    parent_tool_call_id: str = ""
 
 
 class RunEvent(SPIModel):
@@ -168,7 +125,3 @@ class StreamPayload(SPIModel):
     scope_id: str = ""
     parent_scope_id: str = ""
     parent_tool_call_id: str = ""
-
-
-# run.Response lists TranscriptItem, which lives here; bind it now both exist.
-Response.model_rebuild(_types_namespace={"TranscriptItem": TranscriptItem})

@@ -8,7 +8,7 @@ Mirrors upstream ``run.go``. Core resolves every default into a
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
@@ -20,10 +20,8 @@ from driver.policy import RunPolicy
 from driver.profile import InstructionsBundleRef, ProfilePayload, ProfileSelection
 from driver.runtime import RuntimePayload, RuntimeServiceReport, WorkspaceLease
 from driver.skill import ResolvedSkills
-
-if TYPE_CHECKING:
-    # events.py imports this module; it binds TranscriptItem into Response once defined.
-    from driver.events import TranscriptItem
+from driver.transcript import TranscriptItem
+from driver.usage import Usage
 
 __all__ = [
     "AgentIdentity",
@@ -90,32 +88,6 @@ class RawStreams(SPIModel):
     stdout: bytes = b""
     stderr: bytes = b""
     terminal: TerminalPayload | None = None
-
-
-class Usage(SPIModel):
-    """Token and cost accounting of one run, in one meaning for every CLI.
-
-    ``Usage | None`` where it is used: ``None`` means "not observed"; zeros are real.
-    CLIs count differently (codex reports input including cached tokens, Claude Code
-    reports cache reads and cache writes apart from input), so a driver converts to
-    this definition before it reports, and a host may add usages of any drivers:
-
-    - ``input_tokens``: every input token the provider processed for the run,
-      cache reads and cache writes included.
-    - ``cached_input_tokens``: the part of ``input_tokens`` served from cache
-      (cache reads), so never more than ``input_tokens``.
-    - ``output_tokens``: every generated token, reasoning tokens included.
-    - ``estimated_cost_milli``: the run's cost in thousandths of a US dollar,
-      rounded to the nearest (``round(cost_usd * 1000)``); 0 when the CLI reports none.
-
-    No count is negative. When the stream's ``run.finished`` payload carries usage,
-    it equals the response's (the USG-01 extension clause checks a live run).
-    """
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cached_input_tokens: int = 0
-    estimated_cost_milli: int = 0
 
 
 class SessionState(SPIModel):

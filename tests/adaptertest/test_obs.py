@@ -11,13 +11,12 @@ import pytest
 from pydantic import BaseModel
 
 from adaptertest._violation import Violation
-from adaptertest.evt import StreamVerifier, verify_stream_sequence
+from adaptertest.evt import StreamVerifier, verify_observation_sequence, verify_stream_sequence
 from adaptertest.obs import (
     capability_problems,
     is_utc,
     text_problem,
     todo_problems,
-    verify_observation_sequence,
     verify_observation_support,
 )
 from driver.descriptor import ObservationSupport

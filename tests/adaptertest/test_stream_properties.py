@@ -30,11 +30,15 @@ from strategies import (
 )
 
 from adaptertest._violation import Violation
-from adaptertest.evt import StreamVerifier, verify_stream_capability, verify_stream_sequence
+from adaptertest.evt import (
+    StreamVerifier,
+    verify_observation_sequence,
+    verify_stream_capability,
+    verify_stream_sequence,
+)
 from adaptertest.obs import (
     capability_problems,
     todo_problems,
-    verify_observation_sequence,
     verify_observation_support,
 )
 from adaptertest.run import verify_run_events, verify_transcript_mirror
