@@ -12,6 +12,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -42,6 +43,7 @@ from driver import (
 )
 from driver.clikit import (
     GUARDED_KEYS,
+    JsonlParser,
     LineFramer,
     ProcessOutcome,
     ResumeCodec,
@@ -166,6 +168,47 @@ def test_line_framer_is_independent_of_chunking(size: int) -> None:
     assert lines[-1] == b"last without newline"
     framer.flush()
     assert len(lines) == 4
+
+
+# -- JsonlParser ------------------------------------------------------------------------------
+
+
+class _Objects(JsonlParser):
+    """Keeps every object line it is handed; the outcome hooks are never called here."""
+
+    program = "objects"
+    missing_terminal = "a last line"
+
+    def __init__(self, out: RunOutput) -> None:
+        super().__init__(out)
+        self.objects: list[dict[str, Any]] = []
+
+    def on_object(self, line: dict[str, Any], text: str) -> None:
+        self.objects.append(line)
+
+    succeeded = False
+    resume_id = ""
+
+    def output(self) -> str:
+        return ""
+
+    def reported_failure(self, meta: dict[str, Any]) -> str:
+        return ""
+
+
+def test_a_json_line_with_invalid_utf8_is_corrupt_and_stays_visible() -> None:
+    """Decoded with replacement characters it would parse, and a checkpoint would vouch for
+    text the CLI never wrote (DFT-02); a log line that is not UTF-8 is only shown."""
+    out = RunOutput(RecordingSink(), streaming=True, run_id="r", thread_id="")
+    parser = _Objects(out)
+    for line in (b'{"text": "caf\xc3"}', b"\xff log noise", b'{"text": "caf\xc3\xa9"}'):
+        parser.feed(line)
+    assert parser.objects == [{"text": "caf\u00e9"}]
+    assert parser.malformed_lines == 1
+    assert [(i.kind, i.text) for i in out.transcript] == [
+        (TranscriptKind.STDOUT, '{"text": "caf\ufffd"}'),
+        (TranscriptKind.STDOUT, "\ufffd log noise"),
+    ]
 
 
 # -- ResumeCodec ------------------------------------------------------------------------------
