@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, ClassVar
 if TYPE_CHECKING:
     from hypothesis import settings
 
-__all__ = ["Falsified", "falsified_by_clause", "leaves", "property_settings"]
+__all__ = ["Falsified", "falsified_by_clause", "falsified_for", "leaves", "property_settings"]
 
 
 def property_settings(max_examples: int) -> settings:
@@ -44,6 +44,18 @@ class Falsified(Exception):
         super().__init__(f"{self.clause}: {message}")
         self.message = message
         self.example = example
+
+
+_FALSIFIED: dict[str, type[Falsified]] = {}
+
+
+def falsified_for(clause: str) -> type[Falsified]:
+    """The :class:`Falsified` subclass of ``clause``, made once and then reused."""
+    cls = _FALSIFIED.get(clause)
+    if cls is None:
+        name = f"Falsified{clause.replace('-', '')}"
+        cls = _FALSIFIED[clause] = type(name, (Falsified,), {"clause": clause})
+    return cls
 
 
 def leaves(error: BaseException) -> Iterator[BaseException]:

@@ -23,8 +23,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TypeVar
 
 from adaptertest._calls import describe_error, describe_hang
 from adaptertest._probe import ProbeContext
-from adaptertest._property import Falsified as _Falsified
-from adaptertest._property import falsified_by_clause, property_settings
+from adaptertest._property import falsified_by_clause, falsified_for, property_settings
 from adaptertest.options import DEFAULT_SESSION_STATE
 from driver.protocols import SessionCodec, SessionCodecProvider
 from driver.run import SessionState
@@ -343,30 +342,7 @@ class _SeedChecker:
         self.ctx.fatal(clause, message)
 
 
-class _Ses03Falsified(_Falsified):
-    clause = "SES-03"
-
-
-class _Ses04Falsified(_Falsified):
-    clause = "SES-04"
-
-
-class _Ses05Falsified(_Falsified):
-    clause = "SES-05"
-
-
-class _Ses06Falsified(_Falsified):
-    clause = "SES-06"
-
-
-class _Ses08Falsified(_Falsified):
-    clause = "SES-08"
-
-
-_FALSIFIED: dict[str, type[_Falsified]] = {
-    cls.clause: cls
-    for cls in (_Ses03Falsified, _Ses04Falsified, _Ses05Falsified, _Ses06Falsified, _Ses08Falsified)
-}
+_FALSIFIED = {clause: falsified_for(clause) for clause in PROPERTY_CLAUSES}
 
 
 class _Stopped(Exception):
