@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from adaptertest.cap import verify_process_capability, verify_session_capability
     from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES, Clause, Mode
     from adaptertest.evt import StreamVerifier, verify_stream_capability, verify_stream_sequence
-    from adaptertest.options import DEFAULT_LIVE_PROMPT, Options
+    from adaptertest.options import DEFAULT_LIVE_PROMPT, Drift, Options
     from adaptertest.report import (
         ClauseResult,
         ClauseStatus,
@@ -60,6 +60,7 @@ _LAZY: dict[str, str] = {
     "verify_stream_sequence": "adaptertest.evt",
     "DEFAULT_LIVE_PROMPT": "adaptertest.options",
     "Options": "adaptertest.options",
+    "Drift": "adaptertest.options",
     "ClauseResult": "adaptertest.report",
     "ClauseStatus": "adaptertest.report",
     "ConformanceError": "adaptertest.report",
@@ -101,6 +102,7 @@ __all__ = [
     "ClauseStatus",
     "ConformanceError",
     "ConformanceReport",
+    "Drift",
     "Level",
     "Mode",
     "Options",

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
 
@@ -21,6 +23,68 @@ Its ``display_id`` is empty on purpose: SES-03 checks that the codec fills it in
 """
 
 Backend = Literal["asyncio", "trio"]
+
+DEFAULT_DRIFT_EXAMPLES = 8
+"""Drifted variants per recording and drift clause when ``Drift(max_examples=...)`` is not given."""
+
+
+@dataclass(frozen=True, init=False)
+class Drift:
+    """The format-drift probe (DFT-01..03) for a driver that runs a CLI and parses its lines.
+
+    ``recordings`` are files of that CLI's stdout: plain JSONL, or recordings written by
+    ``adaptertest record`` (format v1, which also carry stderr and the exit status).
+    ``driver`` builds the driver around a command line: it gets the argv of the kit's
+    replay stand-in playing one variant (``(python, "-m", "adaptertest", "replay", FILE,
+    ..., "--")``, a tuple of str) and returns a driver whose CLI is that command, e.g.
+    ``lambda command: MyDriver(MyConfig(command=command))``. Each recording is run as is
+    (the baseline), then as ``max_examples`` hypothesis-made variants per clause:
+    additive drift (DFT-01), corrupt output (DFT-02) and arbitrary chunking (DFT-03).
+    """
+
+    recordings: tuple[Path, ...]
+    """The recordings to drift, checked to exist when the option is built."""
+    driver: Callable[[tuple[str, ...]], object]
+    """Builds the driver whose CLI is the given command (the replay of one variant)."""
+    max_examples: int = DEFAULT_DRIFT_EXAMPLES
+    """Hypothesis examples per recording and clause (derandomized; shrinking on)."""
+
+    def __init__(
+        self,
+        *,
+        recordings: Iterable[str | os.PathLike[str]],
+        driver: Callable[[tuple[str, ...]], object],
+        max_examples: int = DEFAULT_DRIFT_EXAMPLES,
+    ) -> None:
+        if isinstance(recordings, str | bytes | os.PathLike):
+            raise TypeError("Drift.recordings takes a list of paths, not one path")
+        paths: list[Path] = []
+        for entry in recordings:
+            if not isinstance(entry, str | os.PathLike) or isinstance(entry, bytes):
+                raise TypeError(
+                    f"Drift.recordings takes str or os.PathLike paths, got "
+                    f"{type(entry).__qualname__}"
+                )
+            path = Path(entry)
+            if not path.is_file():
+                raise ValueError(f"Drift.recordings: no such file: {path}")
+            paths.append(path)
+        if not paths:
+            raise ValueError("Drift.recordings needs at least one recording")
+        if not callable(driver):
+            raise TypeError(
+                "Drift.driver must be callable (command -> driver), got "
+                f"{type(driver).__qualname__}"
+            )
+        if isinstance(max_examples, bool) or not isinstance(max_examples, int):
+            raise TypeError(
+                f"Drift.max_examples must be an int, got {type(max_examples).__qualname__}"
+            )
+        if max_examples < 1:
+            raise ValueError("Drift.max_examples must be at least 1")
+        object.__setattr__(self, "recordings", tuple(paths))
+        object.__setattr__(self, "driver", driver)
+        object.__setattr__(self, "max_examples", max_examples)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,6 +138,9 @@ class Options:
     """The anyio backend the driver's coroutines run on."""
     concurrent_runs: int = 0
     """Run this many concurrent runs on one instance (CON-01); 0 turns it off."""
+    drift: Drift | None = None
+    """The format-drift probe (DFT-01..03) for a CLI driver: its recordings and how to build
+    it around a command; None turns it off. See :class:`Drift`."""
 
     def __post_init__(self) -> None:
         from adaptertest.clauses import CLAUSE_BY_ID
@@ -99,6 +166,11 @@ class Options:
             raise ValueError("Options.max_examples must be at least 1")
         if self.concurrent_runs < 0:
             raise ValueError("Options.concurrent_runs must be 0 (off) or more")
+        if self.drift is not None and not isinstance(self.drift, Drift):
+            raise TypeError(
+                f"Options.drift must be an adaptertest.Drift or None, got "
+                f"{type(self.drift).__qualname__}"
+            )
 
     @property
     def live_enabled(self) -> bool:
