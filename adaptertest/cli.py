@@ -121,6 +121,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="show provider text in live failures (withheld by default)",
     )
+    check.add_argument(
+        "--drift",
+        action="store_true",
+        help="run the format-drift probe (DFT-01..03) with the Options(drift=Drift(...)) the "
+        "base options publish; without this flag a published drift option is left off (it "
+        "starts a process per variant)",
+    )
 
     clauses = commands.add_parser(
         "clauses", help="print the clause catalogue", description="Print the clause catalogue."
@@ -255,7 +262,7 @@ def base_options(ns: argparse.Namespace) -> tuple[Options, str | None]:
 
 def options_from_args(ns: argparse.Namespace) -> Options:
     """The suite options the check flags ask for, on top of :func:`base_options`."""
-    base, _ = base_options(ns)
+    base, origin = base_options(ns)
     kwargs: dict[str, Any] = {
         "live_run": ns.live or base.live_run,
         "live_structured_output": ns.live or base.live_structured_output,
@@ -271,6 +278,14 @@ def options_from_args(ns: argparse.Namespace) -> Options:
         kwargs["backend"] = ns.backend
     if ns.probe_timeout is not None:
         kwargs["probe_timeout"] = ns.probe_timeout
+    if not ns.drift:
+        kwargs["drift"] = None
+    elif base.drift is None:
+        raise UsageError(
+            f"--drift needs a drift option, and {origin or 'Options()'} publishes none: give "
+            "the factory module an adaptertest_options() returning Options(drift=Drift("
+            "recordings=[...], driver=lambda command: ...)), or pass --options"
+        )
     try:
         return dataclasses.replace(base, **kwargs)
     except (TypeError, ValueError) as exc:
