@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 import adaptertest
+from adaptertest import Drift, Options
 from adaptertest import clikit as testing
 from claude_driver import ClaudeConfig, ClaudeDriver
 
@@ -48,3 +49,14 @@ def test_failed_run_fails_only_liv01(recording: str, exit_code: int, stderr: str
     config = replay_config(recording, exit_code, stderr)
     options = testing.conformance_options(config, resume_id=RESUME_ID)
     testing.check_failed_run_fails_only_liv01(lambda: ClaudeDriver(config), options)
+
+
+# Format drift (DFT-01..03): the recordings replayed with additive drift, corrupted and
+# cut into arbitrary chunks, each run by a driver built around the replay's command.
+DRIFT = Drift(
+    recordings=[RECORDINGS / "success.jsonl", RECORDINGS / "tool_use.jsonl"],
+    driver=lambda command: ClaudeDriver(ClaudeConfig(command=command)),
+)
+TestClaudeDriverUnderDrift = adaptertest.test_driver(
+    lambda: ClaudeDriver(SUCCESS), Options(config=SUCCESS, drift=DRIFT)
+)

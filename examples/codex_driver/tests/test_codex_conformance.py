@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 import adaptertest
+from adaptertest import Drift, Options
 from adaptertest import clikit as testing
 from codex_driver import CodexConfig, CodexDriver
 
@@ -48,3 +49,14 @@ def test_failed_run_fails_only_liv01(recording: str, exit_code: int, stderr: str
     config = replay_config(recording, exit_code, stderr)
     options = testing.conformance_options(config, resume_id=RESUME_ID)
     testing.check_failed_run_fails_only_liv01(lambda: CodexDriver(config), options)
+
+
+# Format drift (DFT-01..03): the recordings replayed with additive drift, corrupted and
+# cut into arbitrary chunks, each run by a driver built around the replay's command.
+DRIFT = Drift(
+    recordings=[RECORDINGS / "success.jsonl", RECORDINGS / "tool_use.jsonl"],
+    driver=lambda command: CodexDriver(CodexConfig(command=command)),
+)
+TestCodexDriverUnderDrift = adaptertest.test_driver(
+    lambda: CodexDriver(SUCCESS), Options(config=SUCCESS, drift=DRIFT)
+)
