@@ -10,30 +10,43 @@ not import this module.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 import pytest
 from pydantic import ValidationError
 
 import adaptertest
-from adaptertest import CLAUSES, ClauseStatus, Options, RecordingSink
+from adaptertest import CLAUSES, ClauseStatus, Level, Options, RecordingSink
 from adaptertest.options import Backend
+from adaptertest.so import (
+    STRUCTURED_SCHEMA,
+    verify_structured_output_descriptor,
+    verify_structured_output_value,
+)
+from adaptertest.so import structured_request as so_structured_request
 from driver import (
     SESSION_PARAM_CWD,
     SESSION_PARAM_PROFILE_FINGERPRINT,
     EnvironmentStatus,
     FailureCode,
     InvalidDriverConfigError,
+    OutputFormat,
     Request,
     Response,
     RunEventType,
     SessionState,
+    StreamCapability,
     StreamKind,
+    StructuredOutput,
+    StructuredOutputInvalidPolicy,
+    StructuredOutputSource,
+    Usage,
 )
 from driver.clikit._config import CLIConfig
 from driver.clikit._driver import CLIDriver
@@ -42,6 +55,7 @@ from driver.clikit._jsonl import JsonlParser
 from driver.clikit._process import LineFramer, ProcessOutcome
 
 __all__ = [
+    "BLOCK_STREAMING",
     "LIVE_RUN_CLAUSES",
     "REASONING",
     "TERMINALS",
@@ -52,6 +66,7 @@ __all__ = [
     "Replay",
     "check_config_fingerprint_follows_the_config",
     "check_config_validation",
+    "check_conformance_level",
     "check_descriptor_and_stream_capability",
     "check_driver_on_both_backends",
     "check_driver_on_recording",
@@ -61,18 +76,28 @@ __all__ = [
     "check_parser_survives_odd_lines",
     "check_request_config_wins",
     "check_streaming_off",
+    "check_structured_answer",
+    "check_structured_refused",
     "conformance_options",
+    "full_options",
+    "live_config",
     "parse_output",
     "passed_argv",
     "recordings_dir",
+    "replay_by_flag_command",
     "replay_command",
+    "replay_config",
     "structural_violations",
+    "structured_request",
 ]
 
 TERMINALS = {StreamKind.RUN_FINISHED, StreamKind.RUN_ERROR}
 TEXT = ("text.start", "text.content", "text.end")
 REASONING = ("reasoning.start", "reasoning.content", "reasoning.end")
 TOOL = ("tool_call.start", "tool_call.result", "tool_call.end")
+
+BLOCK_STREAMING = StreamCapability(native=True, reasoning=True)
+"""The stream capability of a driver that streams whole text and reasoning blocks."""
 
 LIVE_RUN_CLAUSES = [c.id for c in CLAUSES if "live_run" in c.probes]
 """Clauses the live run judges; the hermetic ones are covered by ``adaptertest.test_driver``."""
@@ -107,16 +132,80 @@ def replay_command(
     exit_code: int = 0,
     stderr: str | None = None,
     record_argv: Path | None = None,
+    kill: str = "",
 ) -> tuple[str, ...]:
     """A command that replays a recording as if it were the CLI; the driver's own
-    arguments go after the final ``--`` and are ignored (or recorded)."""
-    command = [sys.executable, "-m", "adaptertest", "replay", str(recordings / recording)]
-    command += ["--exit-code", str(exit_code)]
+    arguments go after the final ``--`` and are ignored (or recorded).
+
+    ``kill`` (a signal name such as ``"SIGTERM"``) ends the stand-in with that
+    signal once the recording is written, as a CLI killed before its terminal
+    line would end.
+    """
+    options = _replay_options(recordings, exit_code, stderr, record_argv)
+    if not kill:
+        return (
+            sys.executable,
+            "-m",
+            "adaptertest",
+            "replay",
+            str(recordings / recording),
+            *options,
+            "--",
+        )
+    return _stand_in(str(recordings / recording), options, kill=kill)
+
+
+def replay_by_flag_command(
+    recordings: Path, *, flag: str, with_flag: str, without_flag: str
+) -> tuple[str, ...]:
+    """A stand-in that replays ``with_flag`` when the driver passes ``flag`` (e.g. the
+    structured-output flag) and ``without_flag`` otherwise, so one config answers both
+    the live run and the live structured probe with a recording of its own kind."""
+    return _stand_in(
+        str(recordings / without_flag),
+        _replay_options(recordings, 0, None, None),
+        flag=flag,
+        with_flag=str(recordings / with_flag),
+    )
+
+
+def _replay_options(
+    recordings: Path, exit_code: int, stderr: str | None, record_argv: Path | None
+) -> list[str]:
+    options = ["--exit-code", str(exit_code)]
     if stderr is not None:
-        command += ["--stderr", str(recordings / stderr)]
+        options += ["--stderr", str(recordings / stderr)]
     if record_argv is not None:
-        command += ["--record-argv", str(record_argv)]
-    return (*command, "--")
+        options += ["--record-argv", str(record_argv)]
+    return options
+
+
+# The replay stand-in with a choice of recording and an optional signal at the end; it
+# imports only the standard library and the replay module, so it starts fast.
+_STAND_IN = """\
+import json, os, signal, sys
+from adaptertest.replay import main
+spec, passed = json.loads(sys.argv[1]), sys.argv[3:]
+chosen = spec["with_flag"] if spec["flag"] and spec["flag"] in passed else spec["recording"]
+status = main([chosen, *spec["options"], "--", *passed])
+if spec["kill"]:
+    sys.stdout.flush()
+    os.kill(os.getpid(), getattr(signal, spec["kill"]))
+sys.exit(status)
+"""
+
+
+def _stand_in(
+    recording: str, options: list[str], *, kill: str = "", flag: str = "", with_flag: str = ""
+) -> tuple[str, ...]:
+    spec = {
+        "recording": recording,
+        "options": options,
+        "kill": kill,
+        "flag": flag,
+        "with_flag": with_flag,
+    }
+    return (sys.executable, "-c", _STAND_IN, json.dumps(spec), "--")
 
 
 @dataclass(frozen=True)
@@ -125,7 +214,11 @@ class Case:
 
     ``session`` is the resume handle the recording names (a Claude Code session
     id, a Codex thread id); ``failure`` a part of the failure message, None for
-    a success; ``stderr`` a recording of stderr to replay with it.
+    a success; ``stderr`` a recording of stderr to replay with it. ``signal``
+    ends the process with that signal after the recording (``exit_code`` is then
+    -1, as a killed process reports). ``usage``, when set, is the usage the run
+    must report (cost included); ``failure_metadata`` entries the failure's
+    metadata must hold.
     """
 
     recording: str
@@ -137,6 +230,9 @@ class Case:
     session: str
     failure: str | None
     stderr: str | None = None
+    signal: str = ""
+    usage: Usage | None = None
+    failure_metadata: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -158,18 +254,36 @@ class Replay(Generic[DriverT]):
         exit_code: int = 0,
         stderr: str | None = None,
         record_argv: Path | None = None,
+        kill: str = "",
     ) -> tuple[str, ...]:
         """:func:`replay_command` on this driver's recordings."""
         return replay_command(
-            self.recordings, recording, exit_code=exit_code, stderr=stderr, record_argv=record_argv
+            self.recordings,
+            recording,
+            exit_code=exit_code,
+            stderr=stderr,
+            record_argv=record_argv,
+            kill=kill,
         )
 
     async def run(
-        self, recording: str, *, streaming: bool = True, request: Request | None = None
+        self,
+        recording: str,
+        *,
+        streaming: bool = True,
+        request: Request | None = None,
+        record_argv: Path | None = None,
     ) -> tuple[Response, RecordingSink, DriverT]:
         """Run a driver whose CLI replays ``recording`` with its case's exit code and stderr."""
         case = self.case(recording)
-        driver = self.driver(self.command(recording, exit_code=case.exit_code, stderr=case.stderr))
+        command = self.command(
+            recording,
+            exit_code=0 if case.signal else case.exit_code,
+            stderr=case.stderr,
+            record_argv=record_argv,
+            kill=case.signal,
+        )
+        driver = self.driver(command)
         sink = RecordingSink()
         req = request or Request(run_id="run-7", prompt="hello", streaming=streaming)
         response = await driver.run(req, sink)
@@ -204,7 +318,10 @@ def check_parser_on_recording(
     assert parser.succeeded is case.succeeded
     assert parser.resume_id == case.session
     stderr = (recordings / case.stderr).read_bytes() if case.stderr else b""
-    failure = parser.failure(ProcessOutcome(case.exit_code, "", False, data, stderr), 60)
+    outcome = ProcessOutcome(case.exit_code, case.signal, False, data, stderr)
+    failure = parser.failure(outcome, 60)
+    if case.usage is not None:
+        assert parser.usage == case.usage
     if case.failure is None:
         assert failure is None
     else:
@@ -212,7 +329,13 @@ def check_parser_on_recording(
         assert failure.code == FailureCode.AGENT_ERROR
         assert case.failure in failure.message
         assert failure.metadata["exit_code"] == case.exit_code
+        _check_metadata(failure.metadata, case)
     return parser, out
+
+
+def _check_metadata(metadata: dict[str, Any], case: Case) -> None:
+    wanted = {**case.failure_metadata, **({"signal": case.signal} if case.signal else {})}
+    assert {key: metadata.get(key) for key in wanted} == wanted
 
 
 def check_parser_survives_odd_lines(
@@ -277,7 +400,10 @@ async def check_driver_on_recording(
     chunks = [e for e in sink.events if e.type == RunEventType.CHUNK and e.stream == "stdout"]
     assert b"".join(e.chunk for e in chunks) == stdout
     assert response.exit_code == case.exit_code
+    assert response.signal == case.signal
     assert response.output == case.output
+    if case.usage is not None:
+        assert response.usage == case.usage
     assert [i.kind for i in response.transcript] == [
         *case.items,
         *(["failure"] if case.failure else []),
@@ -295,6 +421,7 @@ async def check_driver_on_recording(
     else:
         assert response.failure is not None
         assert case.failure in response.failure.message
+        _check_metadata(response.failure.metadata, case)
         assert sink.stream[-1].kind == StreamKind.RUN_ERROR
         assert sink.stream[-1].error == response.failure
         assert response.checkpoint is None
@@ -318,6 +445,63 @@ async def check_driver_on_both_backends(replay: Replay[Any], recording: str) -> 
             StreamKind.STEP_FINISHED,
             StreamKind.RUN_ERROR,
         ]
+
+
+def structured_request(
+    *, on_invalid: StructuredOutputInvalidPolicy | Literal[""] = "", streaming: bool = True
+) -> Request:
+    """The suite's structured probe request (native ``{"ok": true}``), here with a
+    chosen transport and invalid-answer policy."""
+    request = so_structured_request(None, None)
+    request.streaming = streaming
+    if request.output_schema is not None:
+        request.output_schema.on_invalid = on_invalid
+    return request
+
+
+async def check_structured_answer(
+    replay: Replay[Any], recording: str, argv_file: Path
+) -> tuple[Response, list[str]]:
+    """A native structured run on a recording that carries the answer: a valid, native
+    ``{"ok": true}`` tied to the schema by its hash, on a legal stream and response.
+    Returns the response and the argv the CLI was given."""
+    response, sink, driver = await replay.run(
+        recording, request=structured_request(), record_argv=argv_file
+    )
+    assert structural_violations(driver, response, sink) == []
+    assert response.failure is None
+    assert response.structured_output == StructuredOutput(
+        format=OutputFormat.JSON_SCHEMA,
+        source=StructuredOutputSource.NATIVE,
+        raw_json='{"ok":true}',
+        value={"ok": True},
+        valid=True,
+        schema_hash=hashlib.sha256(STRUCTURED_SCHEMA.encode()).hexdigest(),
+    )
+    assert verify_structured_output_value(response.structured_output) == []
+    argv: list[str] = json.loads(argv_file.read_text(encoding="utf-8"))
+    return response, argv
+
+
+async def check_structured_refused(replay: Replay[Any], recording: str, problem: str) -> None:
+    """A native structured run whose answer is missing or off-schema fails (no checkpoint,
+    ``run.error`` last) and says why; ``structured_output`` is there with ``valid=False``.
+    When the CLI itself succeeded, ``on_invalid=return_invalid`` returns it instead."""
+    response, sink, driver = await replay.run(recording, request=structured_request())
+    assert structural_violations(driver, response, sink) == []
+    assert response.failure is not None
+    assert problem in response.failure.message
+    assert response.checkpoint is None
+    assert sink.stream[-1].kind == StreamKind.RUN_ERROR
+    judged = response.structured_output
+    assert judged is not None
+    assert not judged.valid
+    assert judged.validation_errors
+    if replay.case(recording).succeeded:
+        lenient = structured_request(on_invalid=StructuredOutputInvalidPolicy.RETURN_INVALID)
+        returned, _, _ = await replay.run(recording, request=lenient)
+        assert returned.failure is None
+        assert returned.structured_output == judged
 
 
 async def check_streaming_off(replay: Replay[Any], recording: str) -> None:
@@ -372,22 +556,28 @@ def check_config_validation(
 
 
 def check_descriptor_and_stream_capability(
-    driver_class: DriverClass[ConfigT], config: ConfigT, driver_type: str
+    driver_class: DriverClass[ConfigT],
+    config: ConfigT,
+    driver_type: str,
+    *,
+    capability: StreamCapability = BLOCK_STREAMING,
+    structured_native: bool = False,
 ) -> list[str]:
-    """Resume declared; skills, native structured output, token-level streaming, tool-call
-    args and HITL not; reasoning streamed. Returns the declared model ids."""
+    """Resume declared; skills not; native structured output exactly as
+    ``structured_native`` says (on ``run``, SO-01 clean); the stream capability is
+    exactly ``capability`` (by default whole blocks with reasoning, no token deltas,
+    tool-call args or HITL). Returns the declared model ids."""
     descriptor = driver_class(config).descriptor()
     assert descriptor.type == driver_type
     assert descriptor.sessions.supports_resume
     assert not descriptor.skills.supported
-    assert not descriptor.structured_output.json_schema_native
-    capability = driver_class().stream_capability()
-    assert (capability.token_level, capability.tool_call_args, capability.hitl) == (
-        False,
-        False,
-        False,
-    )
-    assert capability.reasoning
+    structured = descriptor.structured_output
+    assert structured.json_schema_native is structured_native
+    assert structured.works_with_run is structured_native
+    assert not structured.json_schema_prompt_validate
+    assert verify_structured_output_descriptor(descriptor) == []
+    assert driver_class().stream_capability() == capability
+    assert driver_class(config).stream_capability() == capability
     return [m.id for m in descriptor.models]
 
 
@@ -422,8 +612,10 @@ def conformance_options(
     resume_id: str,
     concurrent_runs: int = 0,
     backend: Backend = "asyncio",
+    live_structured_output: bool = False,
 ) -> Options:
-    """Suite options for a CLI driver whose ``config`` replays a successful run.
+    """Suite options for a CLI driver whose ``config`` replays a successful run (and, with
+    ``live_structured_output``, a structured one when the driver asks for it).
 
     The seed session carries ``resume_id`` and the guard values the drivers store.
     """
@@ -447,6 +639,48 @@ def conformance_options(
         max_examples=10,
         concurrent_runs=concurrent_runs,
         backend=backend,
+        live_structured_output=live_structured_output,
+    )
+
+
+def replay_config(
+    config_class: type[ConfigT],
+    recordings: Path,
+    recording: str,
+    *,
+    model: str,
+    exit_code: int = 0,
+    stderr: str | None = None,
+    kill: str = "",
+) -> ConfigT:
+    """A config whose program is the replay stand-in playing ``recording``."""
+    command = replay_command(recordings, recording, exit_code=exit_code, stderr=stderr, kill=kill)
+    return config_class(command=command, model=model)
+
+
+def live_config(
+    config_class: type[ConfigT], recordings: Path, *, structured_flag: str, model: str
+) -> ConfigT:
+    """The config of a hermetic conformance run: ``success.jsonl`` answers the live run,
+    ``structured_ok.jsonl`` the structured probe (the driver passes ``structured_flag``)."""
+    command = replay_by_flag_command(
+        recordings,
+        flag=structured_flag,
+        with_flag="structured_ok.jsonl",
+        without_flag="success.jsonl",
+    )
+    return config_class(command=command, model=model)
+
+
+def full_options(config: CLIConfig, *, resume_id: str, backend: Backend = "asyncio") -> Options:
+    """:func:`conformance_options` with every live probe on: the structured probe and
+    two concurrent runs (CON-01)."""
+    return conformance_options(
+        config,
+        resume_id=resume_id,
+        concurrent_runs=2,
+        backend=backend,
+        live_structured_output=True,
     )
 
 
@@ -459,3 +693,10 @@ def check_failed_run_fails_only_liv01(factory: Callable[[], object], options: Op
     # The response is still judged before the probe stops at LIV-01: it must be legal.
     judged = ("RSP-01", "RSP-02", "RSP-03", "RSP-05", "TRN-01", "TRN-02", "TRN-03", "TRN-04")
     assert all(status[clause] is ClauseStatus.PASSED for clause in judged)
+
+
+def check_conformance_level(factory: Callable[[], object], options: Options, level: Level) -> None:
+    """The whole suite reaches exactly ``level`` (every failing clause is shown if not)."""
+    report = adaptertest.check_driver(factory, options)
+    failing = [r.describe() for r in report.results if r.status.is_failure]
+    assert report.level is level, (report.summary(), failing)

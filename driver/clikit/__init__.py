@@ -1,22 +1,24 @@
 """A toolkit for drivers that run an agent CLI printing JSON lines.
 
-Shipped with the kit and supported: the example drivers (Claude Code, Codex) and
-the projects ``adaptertest new --template cli`` writes are built on it.
+Shipped with the kit and supported: the example drivers (Claude Code, Codex,
+Gemini CLI) and the projects ``adaptertest new --template cli`` writes are built on it.
 
 Everything that does not depend on a CLI's output format: the config fields,
 running the process, emitting payloads that keep the stream rules, the session
 codec, the run's guard/classify/respond flow, the driver methods around it,
-reading JSONL, and the wording of the probes. A driver adds its descriptor,
+reading JSONL, the descriptor, and the wording of the probes. A driver adds
 its command line and a parser for its format.
 
 - ``_config.py``: :class:`CLIConfig`, the fields every CLI driver is built with.
 - ``_driver.py``: :class:`CLIDriver`, the driver methods a subclass configures.
 - ``_process.py``: spawning the CLI, reading its pipes, the deadline.
-- ``_emit.py``: stream payloads, run events and transcript with lifecycle bookkeeping.
+- ``_emit.py``: stream payloads (whole blocks or token deltas, vendor kinds), run
+  events and transcript, with lifecycle bookkeeping.
 - ``_jsonl.py``: :class:`JsonlParser` (line reading, failure order) and field helpers.
 - ``_codec.py``: the session codec (checkpoint state <-> session params).
 - ``_turn.py``: one run, from the resume guard to the response.
 - ``_probes.py``: the environment report and the config schema.
+- ``_structured.py``: native structured output (the schema passed, the answer judged).
 
 Test support for driver test files lives in :mod:`adaptertest.clikit` (it needs
 the suite's test stack; nothing here imports it).
@@ -27,13 +29,14 @@ from __future__ import annotations
 from driver.clikit._codec import ResumeCodec
 from driver.clikit._config import DEFAULT_TIMEOUT, CLIConfig
 from driver.clikit._driver import CLIDriver
-from driver.clikit._emit import RunOutput
+from driver.clikit._emit import BlockKind, RunOutput
 from driver.clikit._jsonl import (
     STDERR_TAIL,
     JsonlParser,
     dict_field,
     int_field,
     list_field,
+    make_usage,
     read_usage,
     stderr_tail,
     str_field,
@@ -46,6 +49,13 @@ from driver.clikit._process import (
     ProcessOutcome,
     run_cli,
 )
+from driver.clikit._structured import (
+    NativeSchema,
+    StructuredSource,
+    judge_structured,
+    native_schema,
+    schema_file,
+)
 from driver.clikit._turn import GUARDED_KEYS, SessionMismatchError, StreamParser, run_turn
 
 __all__ = [
@@ -54,23 +64,30 @@ __all__ = [
     "GUARDED_KEYS",
     "KILL_GRACE_SECONDS",
     "STDERR_TAIL",
+    "BlockKind",
     "CLIConfig",
     "CLIDriver",
     "JsonlParser",
     "LineFramer",
+    "NativeSchema",
     "ProcessOutcome",
     "ResumeCodec",
     "RunOutput",
     "SessionMismatchError",
     "StreamParser",
+    "StructuredSource",
     "cli_config_schema",
     "dict_field",
     "int_field",
+    "judge_structured",
     "list_field",
+    "make_usage",
+    "native_schema",
     "program_report",
     "read_usage",
     "run_cli",
     "run_turn",
+    "schema_file",
     "stderr_tail",
     "str_field",
 ]

@@ -1,12 +1,14 @@
 """The driver methods every CLI driver words the same way, around its format-specific parts.
 
-A driver subclasses :class:`CLIDriver`, names itself in three class attributes
-and supplies what depends on its CLI: the descriptor, the command line and the
-parser of the CLI's output.
+A driver subclasses :class:`CLIDriver`, names itself in class attributes and
+supplies what depends on its CLI: the command line and the parser of the CLI's
+output. The descriptor is built from the class attributes; a driver that
+declares more (model aliases, structured output) overrides :meth:`~CLIDriver.descriptor`.
 """
 
 from __future__ import annotations
 
+import contextlib
 from abc import ABC, abstractmethod
 from typing import ClassVar, Generic, TypeVar
 
@@ -18,15 +20,21 @@ from driver import (
     EnvironmentReport,
     EventSink,
     InvalidDriverConfigError,
+    ModelInfo,
     Request,
     Response,
+    SessionCapability,
     StreamCapability,
+    StructuredOutputSource,
+    StructuredOutputUnsupportedError,
+    WorkspaceCapability,
     canonical_session_config_fingerprint,
 )
 from driver.clikit._codec import ResumeCodec
 from driver.clikit._config import CLIConfig
 from driver.clikit._emit import RunOutput
-from driver.clikit._probes import program_report
+from driver.clikit._probes import cli_config_schema, program_report
+from driver.clikit._structured import NativeSchema, native_schema, schema_file
 from driver.clikit._turn import StreamParser, run_turn
 
 __all__ = ["CLIDriver"]
@@ -38,10 +46,9 @@ class CLIDriver(ABC, Generic[ConfigT]):
     """Runs a JSONL-printing CLI once per run; holds only its frozen config, so one
     instance serves concurrent runs.
 
-    Config validation, the probes, the stream capability (whole blocks with
-    reasoning, tool arguments complete, no HITL), the session codec, the
-    config fingerprint and ``run`` are shared; see :func:`driver.clikit.run_turn`
-    for the outcome rules.
+    Config validation, the probes, the descriptor, the stream capability, the
+    session codec, the config fingerprint and ``run`` are shared; see
+    :func:`driver.clikit.run_turn` for the outcome rules.
     """
 
     driver_type: ClassVar[str]
@@ -50,6 +57,16 @@ class CLIDriver(ABC, Generic[ConfigT]):
     """Names the config encoding and the codec contract."""
     install_hint: ClassVar[str]
     """What the environment report suggests when the program is missing."""
+    display_name: ClassVar[str] = ""
+    """``Descriptor.display_name``; empty means ``driver_type``."""
+    extra_args_hint: ClassVar[str] = ""
+    """An example of ``extra_args`` for the config form, e.g. ``--sandbox read-only``."""
+    capability: ClassVar[StreamCapability] = StreamCapability(native=True, reasoning=True)
+    """What :meth:`stream_capability` declares. The default: whole text and reasoning
+    blocks (no token deltas), tool arguments complete at the start, no HITL."""
+    schema_in_file: ClassVar[bool] = False
+    """The CLI reads a native output schema from a file (a temporary one is written for
+    the run and removed after it), not from its command line."""
 
     def __init__(self, config_type: type[ConfigT], config: ConfigT | None) -> None:
         """``config_type`` is the subclass's config; None means its defaults."""
@@ -63,9 +80,31 @@ class CLIDriver(ABC, Generic[ConfigT]):
 
     # -- what each driver supplies --------------------------------------------------------
 
-    @abstractmethod
     def descriptor(self) -> Descriptor:
-        """Declare exactly what the driver delivers; built fresh on every call (DRV-02/03)."""
+        """Declare exactly what the driver delivers; built fresh on every call (DRV-02/03).
+
+        Resume (the CLI's session handle), workspace leases, :meth:`declared_models`
+        and the config form of :class:`CLIConfig`; no skills, MCP, HITL or
+        structured output. A driver that declares more overrides this, e.g. with
+        ``super().descriptor().model_copy(update=...)``.
+        """
+        default = self._config_type.model_validate({})
+        return Descriptor(
+            type=self.driver_type,
+            display_name=self.display_name or self.driver_type,
+            models=tuple(ModelInfo(id=m, label=m) for m in self.declared_models()),
+            config_schema=cli_config_schema(
+                program=default.command[0],
+                extra_args_hint=self.extra_args_hint,
+                timeout=default.timeout,
+            ),
+            sessions=SessionCapability(supports_resume=True),
+            workspace=WorkspaceCapability(supported=True),
+        )
+
+    def declared_models(self) -> tuple[str, ...]:
+        """The model ids the descriptor lists: the configured one, if any."""
+        return (self._config.model,) if self._config.model else ()
 
     @abstractmethod
     def command_line(
@@ -76,6 +115,17 @@ class CLIDriver(ABC, Generic[ConfigT]):
     @abstractmethod
     def stream_parser(self, out: RunOutput, *, model: str) -> StreamParser:
         """A fresh parser of the CLI's output for one run."""
+
+    def structured_command_line(
+        self, config: ConfigT, prompt: str, *, model: str, resume_id: str, schema: NativeSchema
+    ) -> list[str]:
+        """The argv of a run that asks the CLI to enforce ``schema`` natively.
+
+        Only called when the descriptor declares ``json_schema_native``; a driver
+        that declares it overrides this. The parser's ``structured_json()`` then
+        says what came back, and the run validates it against the schema.
+        """
+        raise StructuredOutputUnsupportedError(self.driver_type, "no native structured output")
 
     # -- config and probes ----------------------------------------------------------------
 
@@ -105,8 +155,8 @@ class CLIDriver(ABC, Generic[ConfigT]):
     # -- streaming and sessions -----------------------------------------------------------
 
     def stream_capability(self) -> StreamCapability:
-        """Whole blocks, not tokens; reasoning yes; tool args arrive complete; no HITL."""
-        return StreamCapability(native=True, reasoning=True)
+        """Return the class's :attr:`capability` (frozen, so sharing it is safe)."""
+        return self.capability
 
     def session_codec(self) -> ResumeCodec:
         """Return the codec that makes checkpoints resumable (CAP-01)."""
@@ -123,15 +173,46 @@ class CLIDriver(ABC, Generic[ConfigT]):
         await anyio.lowlevel.checkpoint()
         config = self._config_for(request.config)
         model = request.model_override or config.model
-        return await run_turn(
-            request,
-            sink,
-            driver_type=self.driver_type,
-            argv=lambda resume_id: self.command_line(
-                config, request.prompt, model=model, resume_id=resume_id
-            ),
-            cwd=request.workspace.cwd or config.cwd,
-            model=model,
-            timeout=config.timeout,
-            parser=lambda out: self.stream_parser(out, model=model),
-        )
+        schema = self._native_schema(request)
+        with contextlib.ExitStack() as cleanup:
+            native = None
+            if schema:
+                path = cleanup.enter_context(schema_file(schema)) if self.schema_in_file else ""
+                native = NativeSchema(schema, path)
+
+            def argv(resume_id: str) -> list[str]:
+                if native is None:
+                    return self.command_line(
+                        config, request.prompt, model=model, resume_id=resume_id
+                    )
+                return self.structured_command_line(
+                    config, request.prompt, model=model, resume_id=resume_id, schema=native
+                )
+
+            return await run_turn(
+                request,
+                sink,
+                driver_type=self.driver_type,
+                argv=argv,
+                cwd=request.workspace.cwd or config.cwd,
+                model=model,
+                timeout=config.timeout,
+                parser=lambda out: self.stream_parser(out, model=model),
+                structured=native is not None,
+            )
+
+    def _native_schema(self, request: Request) -> str:
+        """The schema text when ``request`` asks for native structured output, else ``""``.
+
+        Refused before launch when the descriptor does not declare it
+        (``StructuredOutputUnsupportedError``) or the schema is unusable
+        (``InvalidOutputSchemaError``): no mechanism is switched silently.
+        """
+        if request.structured_output_source != StructuredOutputSource.NATIVE:
+            return ""
+        if not self.descriptor().structured_output.json_schema_native:
+            raise StructuredOutputUnsupportedError(
+                self.driver_type, "native structured output is not declared"
+            )
+        schema = native_schema(request)
+        return schema.schema_document if schema is not None else ""

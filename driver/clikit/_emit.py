@@ -8,7 +8,7 @@ terminal payload, emitted last, after every open lifecycle was closed.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from driver import (
     EventSink,
@@ -21,10 +21,20 @@ from driver import (
     Usage,
 )
 
-__all__ = ["RunOutput"]
+__all__ = ["BlockKind", "RunOutput"]
 
-_TEXT = (StreamKind.TEXT_START, StreamKind.TEXT_CONTENT, StreamKind.TEXT_END)
-_REASONING = (StreamKind.REASONING_START, StreamKind.REASONING_CONTENT, StreamKind.REASONING_END)
+BlockKind = Literal["text", "reasoning"]
+"""Which lifecycle a block of model output opens: ``text.*`` or ``reasoning.*``."""
+
+_Kinds = tuple[StreamKind, StreamKind, StreamKind]  # start, content, end
+_TEXT: _Kinds = (StreamKind.TEXT_START, StreamKind.TEXT_CONTENT, StreamKind.TEXT_END)
+_REASONING: _Kinds = (
+    StreamKind.REASONING_START,
+    StreamKind.REASONING_CONTENT,
+    StreamKind.REASONING_END,
+)
+# Namespaces of the normalized kinds (run, text, tool_call ...): no vendor kind may use one.
+_RESERVED_NAMESPACES = frozenset(kind.value.split(".")[0] for kind in StreamKind)
 
 
 class RunOutput:
@@ -45,6 +55,8 @@ class RunOutput:
         """Stamped on every payload; the parser updates it once the CLI names its session."""
         self.transcript: list[TranscriptItem] = []
         self._message_ids: set[str] = set()
+        self._open_blocks: dict[str, tuple[_Kinds, str]] = {}
+        """Open text/reasoning blocks: message id -> (their kinds, parent tool call)."""
         self._tool_parents: dict[str, str] = {}
         self._open_tools: list[str] = []
         self._tool_results: set[str] = set()
@@ -74,28 +86,70 @@ class RunOutput:
             stamp = {"run_id": self.run_id, "thread_id": self.thread_id}
             self._sink.emit_stream(payload.model_copy(update=stamp, deep=True))
 
+    def vendor(self, kind: str, fields: dict[str, Any]) -> None:
+        """A payload of a CLI's own kind, ``"<cli>.<what>"``, with ``fields`` in ``raw``.
+
+        For what a host may want to see but no normalized kind carries (a retry, a
+        rate-limit notice, a warning line). Hosts skip kinds they do not know and
+        the stream rules do not judge them. A kind without a namespace, or in the
+        namespace of a normalized kind (``run.``, ``text.`` ...), is a programming
+        error and raises ``ValueError``.
+        """
+        namespace, dot, rest = kind.partition(".")
+        if not (namespace and dot and rest) or namespace in _RESERVED_NAMESPACES:
+            raise ValueError(f"{kind!r} is not a vendor kind of the form '<cli>.<what>'")
+        self.stream(StreamPayload(kind=kind, raw=fields))
+
     def text(self, message_id: str, text: str, *, parent: str = "") -> None:
         """One complete assistant text block: start, one content delta, end."""
-        self._block(_TEXT, message_id, text, parent)
+        self._whole_block("text", message_id, text, parent)
 
     def reasoning(self, message_id: str, text: str, *, parent: str = "") -> None:
         """One complete reasoning block: start, one content delta, end."""
-        self._block(_REASONING, message_id, text, parent)
+        self._whole_block("reasoning", message_id, text, parent)
 
-    def _block(
-        self, kinds: tuple[StreamKind, StreamKind, StreamKind], wanted: str, text: str, parent: str
-    ) -> None:
+    def _whole_block(self, kind: BlockKind, wanted: str, text: str, parent: str) -> None:
         if not text:
             return  # a content payload needs a non-empty delta (EVT-04, EVT-06)
+        message_id = self.block_start(kind, wanted, parent=parent)
+        self.block_delta(message_id, text)
+        self.block_end(message_id)
+
+    # Token-level streaming: a block opened once, fed chunk by chunk, closed once.
+
+    def block_start(self, kind: BlockKind, wanted: str, *, parent: str = "") -> str:
+        """Open a text or reasoning block and return its message id.
+
+        The id is ``wanted`` unless that was used before in this run (then it is
+        suffixed, EVT-03). Feed it with :meth:`block_delta` and close it with
+        :meth:`block_end`; the terminal closes a block left open (EVT-11).
+        """
         message_id = self._fresh_message_id(wanted)
-        start, content, end = kinds
-        self.stream(StreamPayload(kind=start, message_id=message_id, parent_tool_call_id=parent))
+        kinds = _TEXT if kind == "text" else _REASONING
+        self._open_blocks[message_id] = (kinds, parent)
+        self.stream(StreamPayload(kind=kinds[0], message_id=message_id, parent_tool_call_id=parent))
+        return message_id
+
+    def block_delta(self, message_id: str, delta: str) -> None:
+        """One chunk of an open block; empty chunks and closed or unknown ids are dropped."""
+        block = self._open_blocks.get(message_id)
+        if block is None or not delta:
+            return  # EVT-04/EVT-06: content only while open, never empty
+        kinds, parent = block
         self.stream(
             StreamPayload(
-                kind=content, message_id=message_id, delta=text, parent_tool_call_id=parent
+                kind=kinds[1], message_id=message_id, delta=delta, parent_tool_call_id=parent
             )
         )
-        self.stream(StreamPayload(kind=end, message_id=message_id, parent_tool_call_id=parent))
+
+    def block_end(self, message_id: str) -> None:
+        """Close an open block; a closed or unknown id is ignored."""
+        block = self._open_blocks.pop(message_id, None)
+        if block is not None:
+            kinds, parent = block
+            self.stream(
+                StreamPayload(kind=kinds[2], message_id=message_id, parent_tool_call_id=parent)
+            )
 
     def _fresh_message_id(self, wanted: str) -> str:
         """A message id may never be reopened (EVT-03): suffix repeats with ``#2``, ``#3``."""
@@ -160,6 +214,11 @@ class RunOutput:
                 )
             )
 
+    def end_open_tools(self) -> None:
+        """Close every tool call still open (the CLI ended its turn without their results)."""
+        for tool_id in list(self._open_tools):
+            self._end_tool(tool_id)
+
     def step_start(self, name: str) -> None:
         """Open a step (one model request, or one turn)."""
         self._steps.append(name)
@@ -186,8 +245,9 @@ class RunOutput:
     def _terminal(self, payload: StreamPayload) -> None:
         if self._terminal_sent:
             return
-        for tool_id in list(self._open_tools):
-            self._end_tool(tool_id)
+        for message_id in list(self._open_blocks):
+            self.block_end(message_id)
+        self.end_open_tools()
         while self._steps:
             self.step_finish(self._steps[-1])
         self.stream(payload)

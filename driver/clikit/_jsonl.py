@@ -9,10 +9,18 @@ and handles the decoded objects.
 from __future__ import annotations
 
 import json
+import math
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
-from driver import FailureCode, RunFailure, TerminalPayload, TranscriptItem, TranscriptKind, Usage
+from driver import (
+    FailureCode,
+    RunFailure,
+    TerminalPayload,
+    TranscriptItem,
+    TranscriptKind,
+    Usage,
+)
 from driver.clikit._emit import RunOutput
 from driver.clikit._process import ProcessOutcome
 
@@ -22,6 +30,7 @@ __all__ = [
     "dict_field",
     "int_field",
     "list_field",
+    "make_usage",
     "read_usage",
     "stderr_tail",
     "str_field",
@@ -64,6 +73,26 @@ def read_usage(raw: dict[str, Any], *, cached_key: str) -> Usage:
     )
 
 
+def make_usage(
+    *, input_tokens: int, cached_input_tokens: int, output_tokens: int, cost_usd: float = 0.0
+) -> Usage:
+    """A :class:`driver.Usage` from counts already in its meaning (input inclusive of
+    cache reads and writes, output inclusive of reasoning) and a cost in dollars.
+
+    Negative counts (and a negative or non-finite cost) become 0 and the cached
+    part never exceeds the input, so a CLI's inconsistent numbers cannot break
+    the definition.
+    """
+    inclusive = max(input_tokens, 0)
+    milli = round(cost_usd * 1000) if math.isfinite(cost_usd) else 0
+    return Usage(
+        input_tokens=inclusive,
+        cached_input_tokens=min(max(cached_input_tokens, 0), inclusive),
+        output_tokens=max(output_tokens, 0),
+        estimated_cost_milli=max(milli, 0),
+    )
+
+
 def stderr_tail(stderr: bytes) -> str:
     """The end of stderr, where a CLI's fatal error usually is."""
     text = stderr.decode("utf-8", errors="replace").strip()
@@ -80,7 +109,8 @@ class JsonlParser(ABC):
     Implements :class:`driver.clikit.StreamParser` except for what depends on
     the format: :meth:`on_object` for each decoded line, :attr:`succeeded`,
     :attr:`resume_id`, :meth:`output` and :meth:`reported_failure`. After the
-    process ended, :meth:`failure` classifies the run from the same pass.
+    process ended, :meth:`failure` classifies the run from the same pass;
+    :meth:`exit_detail` and :meth:`failure_context` let a format say more.
     """
 
     program: ClassVar[str]
@@ -124,6 +154,12 @@ class JsonlParser(ABC):
     def on_object(self, line: dict[str, Any], text: str) -> None:
         """Handle one JSON object line; ``text`` is the line as printed (stripped)."""
 
+    def vendor(self, kind: str, raw: dict[str, Any], item: TranscriptItem) -> None:
+        """A line no normalized kind fits: a vendor stream kind (namespaced, e.g.
+        ``claude.api_retry``) carrying the CLI's fields as ``raw``, and its item."""
+        self._out.vendor(kind, raw)
+        self._out.item(item)
+
     @property
     @abstractmethod
     def succeeded(self) -> bool:
@@ -142,6 +178,21 @@ class JsonlParser(ABC):
     def reported_failure(self, meta: dict[str, Any]) -> str:
         """The message of a terminal line that reports an error; may add to ``meta``."""
 
+    def exit_detail(self, outcome: ProcessOutcome) -> str:
+        """What the message of a non-zero exit quotes after the code: by default the
+        error the CLI printed on stdout, else the end of stderr."""
+        return self._error_hint or stderr_tail(outcome.stderr)
+
+    def failure_context(self, meta: dict[str, Any], message: str, outcome: ProcessOutcome) -> str:
+        """What the stream said before any failure (the last error line, retries, limits
+        ...), appended to the failure ``message`` in parentheses; may add to ``meta``.
+        Default: nothing."""
+        return ""
+
+    def structured_json(self) -> str | None:
+        """The JSON text of the CLI's native structured answer; None by default."""
+        return None
+
     def failure(self, outcome: ProcessOutcome, timeout: float) -> RunFailure | None:
         """Classify the run; None only for a successful terminal line with a clean exit."""
         meta: dict[str, Any] = {"exit_code": outcome.exit_code}
@@ -155,11 +206,14 @@ class JsonlParser(ABC):
             message = f"{self.program} was ended by {outcome.signal}"
         elif outcome.exit_code != 0:
             message = f"{self.program} exited with code {outcome.exit_code}"
-            detail = self._error_hint or stderr_tail(outcome.stderr)
+            detail = self.exit_detail(outcome)
             if detail:
                 message = f"{message}: {detail}"
         elif self.terminal is None:
             message = f"{self.program} exited without {self.missing_terminal}"
         else:
             return None
+        context = self.failure_context(meta, message, outcome)
+        if context:
+            message = f"{message} ({context})"
         return RunFailure(code=FailureCode.AGENT_ERROR, message=message, metadata=meta)

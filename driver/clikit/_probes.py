@@ -46,7 +46,8 @@ def cli_config_schema(*, program: str, extra_args_hint: str, timeout: float) -> 
                 label="Extra arguments",
                 type="textarea",
                 group="command",
-                hint=f"one argument per line, e.g. {extra_args_hint}",
+                hint="one argument per line"
+                + (f", e.g. {extra_args_hint}" if extra_args_hint else ""),
             ),
             ConfigField(
                 name="timeout",

@@ -20,6 +20,7 @@ from driver import (
     Checkpoint,
     EventSink,
     FailureCode,
+    OutputSchema,
     RawStreams,
     Request,
     Response,
@@ -30,6 +31,8 @@ from driver import (
     SessionState,
     StreamKind,
     StreamPayload,
+    StructuredOutput,
+    StructuredOutputInvalidPolicy,
     TerminalPayload,
     TranscriptItem,
     TranscriptKind,
@@ -37,6 +40,7 @@ from driver import (
 )
 from driver.clikit._emit import RunOutput
 from driver.clikit._process import ProcessOutcome, run_cli
+from driver.clikit._structured import StructuredSource, judge_structured
 
 __all__ = ["GUARDED_KEYS", "SessionMismatchError", "StreamParser", "run_turn"]
 
@@ -100,6 +104,7 @@ async def run_turn(
     model: str,
     timeout: float,
     parser: Callable[[RunOutput], StreamParser],
+    structured: bool = False,
 ) -> Response:
     """Run the CLI once for ``request`` and return what its output says.
 
@@ -109,7 +114,10 @@ async def run_turn(
     anything is emitted. A failed run returns a response with ``failure`` set;
     a program that cannot be started raises ``RunError`` carrying the partial
     response; cancellation stops the process, closes the stream with
-    ``run.error`` and propagates.
+    ``run.error`` and propagates. ``structured`` says the CLI was asked to enforce
+    ``request.output_schema`` natively: its answer is validated against the schema,
+    and a missing or invalid one fails an otherwise successful run (unless the
+    schema's ``on_invalid`` is ``return_invalid``).
     """
     state = request.session.state if request.session is not None else None
     resume_id = state.resume_id if state is not None else ""
@@ -172,6 +180,11 @@ async def run_turn(
         )
     )
     failure = stream_parser.failure(outcome, timeout)
+    structured_output = None
+    if structured and request.output_schema is not None:
+        structured_output, failure = _judge_structured(
+            request.output_schema, stream_parser, failure, outcome.exit_code
+        )
     checkpoint = None
     if failure is None:
         out.finish(stream_parser.usage)
@@ -201,8 +214,29 @@ async def run_turn(
         provider=driver_type,
         model=stream_parser.model or model,
         summary=failure.message if failure is not None else f"{driver_type} run succeeded",
+        structured_output=structured_output,
         failure=failure,
     )
+
+
+def _judge_structured(
+    schema: OutputSchema, parser: StreamParser, failure: RunFailure | None, exit_code: int
+) -> tuple[StructuredOutput, RunFailure | None]:
+    """The native answer, validated; an invalid one fails a run that otherwise succeeded."""
+    candidate = parser.structured_json() if isinstance(parser, StructuredSource) else None
+    judged = judge_structured(schema.schema_document, candidate)
+    if (
+        failure is None
+        and not judged.valid
+        and schema.on_invalid != StructuredOutputInvalidPolicy.RETURN_INVALID
+    ):
+        failure = RunFailure(
+            code=FailureCode.AGENT_ERROR,
+            message="the structured answer does not match the output schema: "
+            + "; ".join(judged.validation_errors[:3]),
+            metadata={"exit_code": exit_code, "structured_output": "invalid"},
+        )
+    return judged, failure
 
 
 def _record_failure(out: RunOutput, failure: RunFailure) -> None:

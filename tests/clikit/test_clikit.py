@@ -7,7 +7,9 @@ through every driver.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import os
 import sys
 import time
@@ -23,7 +25,11 @@ from driver import (
     SESSION_PARAM_CWD,
     SESSION_PARAM_PROFILE_FINGERPRINT,
     SESSION_PARAM_WORKSPACE_ID,
+    Descriptor,
     FailureCode,
+    InvalidOutputSchemaError,
+    OutputFormat,
+    OutputSchema,
     ProfilePayload,
     Request,
     Response,
@@ -33,8 +39,12 @@ from driver import (
     SessionContext,
     SessionParams,
     SessionState,
+    StreamCapability,
     StreamKind,
     StreamPayload,
+    StructuredOutput,
+    StructuredOutputSource,
+    StructuredOutputUnsupportedError,
     TerminalPayload,
     TranscriptItem,
     TranscriptKind,
@@ -43,14 +53,20 @@ from driver import (
 )
 from driver.clikit import (
     GUARDED_KEYS,
+    CLIConfig,
+    CLIDriver,
     JsonlParser,
     LineFramer,
     ProcessOutcome,
     ResumeCodec,
     RunOutput,
     SessionMismatchError,
+    judge_structured,
+    make_usage,
+    native_schema,
     run_cli,
     run_turn,
+    schema_file,
 )
 
 
@@ -170,47 +186,6 @@ def test_line_framer_is_independent_of_chunking(size: int) -> None:
     assert len(lines) == 4
 
 
-# -- JsonlParser ------------------------------------------------------------------------------
-
-
-class _Objects(JsonlParser):
-    """Keeps every object line it is handed; the outcome hooks are never called here."""
-
-    program = "objects"
-    missing_terminal = "a last line"
-
-    def __init__(self, out: RunOutput) -> None:
-        super().__init__(out)
-        self.objects: list[dict[str, Any]] = []
-
-    def on_object(self, line: dict[str, Any], text: str) -> None:
-        self.objects.append(line)
-
-    succeeded = False
-    resume_id = ""
-
-    def output(self) -> str:
-        return ""
-
-    def reported_failure(self, meta: dict[str, Any]) -> str:
-        return ""
-
-
-def test_a_json_line_with_invalid_utf8_is_corrupt_and_stays_visible() -> None:
-    """Decoded with replacement characters it would parse, and a checkpoint would vouch for
-    text the CLI never wrote (DFT-02); a log line that is not UTF-8 is only shown."""
-    out = RunOutput(RecordingSink(), streaming=True, run_id="r", thread_id="")
-    parser = _Objects(out)
-    for line in (b'{"text": "caf\xc3"}', b"\xff log noise", b'{"text": "caf\xc3\xa9"}'):
-        parser.feed(line)
-    assert parser.objects == [{"text": "caf\u00e9"}]
-    assert parser.malformed_lines == 1
-    assert [(i.kind, i.text) for i in out.transcript] == [
-        (TranscriptKind.STDOUT, '{"text": "caf\ufffd"}'),
-        (TranscriptKind.STDOUT, "\ufffd log noise"),
-    ]
-
-
 # -- ResumeCodec ------------------------------------------------------------------------------
 
 
@@ -281,6 +256,240 @@ def test_run_output_without_streaming_still_mirrors_the_transcript() -> None:
     out.finish(None)
     assert sink.stream == []
     assert adaptertest.verify_transcript_mirror(sink.events, out.transcript) == []
+
+
+def test_run_output_streams_a_block_chunk_by_chunk() -> None:
+    sink = RecordingSink()
+    out = RunOutput(sink, streaming=True, run_id="r-1", thread_id="t-1")
+    out.stream(StreamPayload(kind=StreamKind.RUN_STARTED))
+    out.step_start("turn")
+    first = out.block_start("text", "m")
+    out.block_delta(first, "Hel")
+    out.block_delta(first, "")  # an empty chunk says nothing (EVT-04)
+    out.block_delta(first, "lo")
+    out.block_delta("never-opened", "x")
+    out.block_end(first)
+    out.block_delta(first, "late")  # closed: dropped
+    out.block_end(first)  # closed once only
+    again = out.block_start("text", "m")  # the same wanted id is never reopened (EVT-03)
+    thought = out.block_start("reasoning", "r", parent="call-9")
+    out.block_delta(thought, "hmm")
+    out.block_delta(again, "still open")
+    out.tool_start("call-1", "probe", {})
+    out.finish(None)  # closes both blocks, then the tool, then the step
+    assert again == "m#2"
+    assert [(p.kind, p.message_id, p.delta) for p in sink.stream[2:7]] == [
+        (StreamKind.TEXT_START, "m", ""),
+        (StreamKind.TEXT_CONTENT, "m", "Hel"),
+        (StreamKind.TEXT_CONTENT, "m", "lo"),
+        (StreamKind.TEXT_END, "m", ""),
+        (StreamKind.TEXT_START, "m#2", ""),
+    ]
+    assert {p.parent_tool_call_id for p in sink.stream if p.message_id == "r"} == {"call-9"}
+    assert kinds(sink)[-6:] == [
+        StreamKind.TOOL_CALL_START,
+        StreamKind.TEXT_END,
+        StreamKind.REASONING_END,
+        StreamKind.TOOL_CALL_END,
+        StreamKind.STEP_FINISHED,
+        StreamKind.RUN_FINISHED,
+    ]
+    assert adaptertest.verify_stream_sequence(sink.stream) == []
+
+
+def test_run_output_whole_blocks_are_one_chunk() -> None:
+    sink = RecordingSink()
+    out = RunOutput(sink, streaming=True, run_id="", thread_id="")
+    out.text("m", "whole")
+    out.reasoning("m", "")  # nothing to say: nothing opened
+    assert [(p.kind, p.delta) for p in sink.stream] == [
+        (StreamKind.TEXT_START, ""),
+        (StreamKind.TEXT_CONTENT, "whole"),
+        (StreamKind.TEXT_END, ""),
+    ]
+
+
+def test_run_output_vendor_kinds_carry_their_fields() -> None:
+    sink = RecordingSink()
+    out = RunOutput(sink, streaming=True, run_id="r-1", thread_id="t-1")
+    out.stream(StreamPayload(kind=StreamKind.RUN_STARTED))
+    out.vendor("toy.warning", {"severity": "warning", "attempt": 2})
+    out.finish(None)
+    out.vendor("toy.warning", {"late": True})  # after the terminal: dropped
+    vendor = [p for p in sink.stream if p.kind == "toy.warning"]
+    assert [(p.raw, p.run_id, p.thread_id) for p in vendor] == [
+        ({"severity": "warning", "attempt": 2}, "r-1", "t-1")
+    ]
+    assert adaptertest.verify_stream_sequence(sink.stream) == []
+
+
+@pytest.mark.parametrize(
+    "kind", ["warning", "toy.", ".warning", "run.retry", "text.extra", "tool_call.note", ""]
+)
+def test_run_output_refuses_kinds_that_are_not_vendor_kinds(kind: str) -> None:
+    out = RunOutput(RecordingSink(), streaming=True, run_id="", thread_id="")
+    with pytest.raises(ValueError, match="vendor kind"):
+        out.vendor(kind, {})
+
+
+# -- CLIDriver and JsonlParser defaults -------------------------------------------------------
+
+
+class ToyConfig(CLIConfig):
+    command: tuple[str, ...] = ("toy-cli", "--json")
+
+
+class ToyJsonParser(JsonlParser):
+    """``{"say": TEXT}`` lines, ``{"done": true|false}`` terminals, ``{"warn": TEXT}`` notes."""
+
+    program = "toy"
+    missing_terminal = "a done line"
+
+    def __init__(self, out: RunOutput) -> None:
+        super().__init__(out)
+        self.warnings: list[str] = []
+        self._done: bool | None = None
+
+    def on_object(self, line: dict[str, Any], text: str) -> None:
+        if "done" in line:
+            self._done = line["done"] is True
+            self.terminal = TerminalPayload(event="done", raw_json=text)
+        elif "warn" in line:
+            self.warnings.append(str(line["warn"]))
+
+    @property
+    def succeeded(self) -> bool:
+        return self._done is True
+
+    @property
+    def resume_id(self) -> str:
+        return ""
+
+    def output(self) -> str:
+        return ""
+
+    def reported_failure(self, meta: dict[str, Any]) -> str:
+        return "toy said no"
+
+
+class NoisyToyParser(ToyJsonParser):
+    """Quotes stderr before its own warnings and files the last warning with any failure."""
+
+    def exit_detail(self, outcome: ProcessOutcome) -> str:
+        return outcome.stderr.decode().strip() or "; ".join(self.warnings)
+
+    def failure_context(self, meta: dict[str, Any], message: str, outcome: ProcessOutcome) -> str:
+        if self.warnings:
+            meta["last_warning"] = self.warnings[-1]
+        return ""
+
+
+class ToyDriver(CLIDriver[ToyConfig]):
+    driver_type = "toy"
+    fingerprint_domain = "tests/toy/v1"
+    install_hint = "install toy-cli"
+
+    def __init__(self, config: ToyConfig | None = None) -> None:
+        super().__init__(ToyConfig, config)
+
+    def command_line(
+        self, config: ToyConfig, prompt: str, *, model: str, resume_id: str
+    ) -> list[str]:
+        return [*config.command, prompt]
+
+    def stream_parser(self, out: RunOutput, *, model: str) -> ToyJsonParser:
+        return ToyJsonParser(out)
+
+
+class TokenToyDriver(ToyDriver):
+    display_name = "Toy CLI (token deltas)"
+    extra_args_hint = "--fast"
+    capability = StreamCapability(native=True, token_level=True)
+
+
+def test_a_json_line_with_invalid_utf8_is_corrupt_and_stays_visible() -> None:
+    """Decoded with replacement characters it would parse, and a checkpoint would vouch for
+    text the CLI never wrote (DFT-02); a log line that is not UTF-8 is only shown."""
+    out = RunOutput(RecordingSink(), streaming=True, run_id="r", thread_id="")
+    parser = ToyJsonParser(out)
+    for line in (b'{"warn": "caf\xc3"}', b"\xff log noise", b'{"warn": "caf\xc3\xa9"}'):
+        parser.feed(line)
+    assert parser.warnings == ["caf\u00e9"]
+    assert parser.malformed_lines == 1
+    assert [(i.kind, i.text) for i in out.transcript] == [
+        (TranscriptKind.STDOUT, '{"warn": "caf\ufffd"}'),
+        (TranscriptKind.STDOUT, "\ufffd log noise"),
+    ]
+
+
+def test_the_default_descriptor_comes_from_the_class_and_the_config() -> None:
+    plain = ToyDriver().descriptor()
+    assert (plain.type, plain.display_name, plain.models) == ("toy", "toy", ())
+    assert plain.sessions.supports_resume
+    assert plain.workspace.supported
+    assert not plain.structured_output.json_schema_native
+    assert plain.config_schema is not None
+    fields = {f.name: f for f in plain.config_schema.fields}
+    assert fields["command"].default == "toy-cli"  # the config class's default program
+    assert fields["extra_args"].hint == "one argument per line"
+    assert ToyDriver().stream_capability() == StreamCapability(native=True, reasoning=True)
+    token = TokenToyDriver(ToyConfig(model="toy-2")).descriptor()
+    assert token.display_name == "Toy CLI (token deltas)"
+    assert [m.id for m in token.models] == ["toy-2"]
+    assert token.config_schema is not None
+    hint = {f.name: f.hint for f in token.config_schema.fields}["extra_args"]
+    assert hint == "one argument per line, e.g. --fast"
+    assert TokenToyDriver().stream_capability().token_level
+    assert TokenToyDriver().descriptor() == TokenToyDriver().descriptor()  # DRV-02
+
+
+def feed_toy(parser: ToyJsonParser, *lines: str) -> ToyJsonParser:
+    for line in lines:
+        parser.feed(line.encode())
+    return parser
+
+
+@pytest.mark.parametrize(
+    ("lines", "outcome", "message"),
+    [
+        ((), ProcessOutcome(0, "", True, b"", b""), "toy did not finish within 5 s"),
+        (('{"done": false}',), ProcessOutcome(1, "", False, b"", b"err"), "toy said no"),
+        ((), ProcessOutcome(-1, "SIGKILL", False, b"", b""), "toy was ended by SIGKILL"),
+        ((), ProcessOutcome(2, "", False, b"", b"disk full\n"), "toy exited with code 2: disk"),
+        (('{"done": true}',), ProcessOutcome(3, "", False, b"", b""), "toy exited with code 3"),
+        ((), ProcessOutcome(0, "", False, b"", b""), "toy exited without a done line"),
+    ],
+)
+def test_jsonl_failures_are_classified_in_a_fixed_order(
+    lines: tuple[str, ...], outcome: ProcessOutcome, message: str
+) -> None:
+    out = RunOutput(RecordingSink(), streaming=False, run_id="", thread_id="")
+    failure = feed_toy(ToyJsonParser(out), '{"warn": "slow"}', *lines).failure(outcome, 5)
+    assert failure is not None
+    assert failure.message.startswith(message)
+    assert failure.metadata["exit_code"] == outcome.exit_code
+    assert "last_warning" not in failure.metadata  # the base adds nothing of its own
+    assert (
+        feed_toy(ToyJsonParser(out), '{"done": true}').failure(
+            ProcessOutcome(0, "", False, b"", b""), 5
+        )
+        is None
+    )
+
+
+def test_a_format_can_choose_what_a_failure_quotes_and_files() -> None:
+    out = RunOutput(RecordingSink(), streaming=False, run_id="", thread_id="")
+    parser = feed_toy(NoisyToyParser(out), '{"warn": "quota low"}', '{"warn": "quota gone"}')
+    with_stderr = parser.failure(ProcessOutcome(7, "", False, b"", b"fatal: quota\n"), 5)
+    without = parser.failure(ProcessOutcome(7, "", False, b"", b""), 5)
+    timed_out = parser.failure(ProcessOutcome(-1, "SIGTERM", True, b"", b""), 5)
+    assert with_stderr is not None
+    assert with_stderr.message == "toy exited with code 7: fatal: quota"
+    assert without is not None
+    assert without.message == "toy exited with code 7: quota low; quota gone"
+    assert timed_out is not None
+    for failure in (with_stderr, without, timed_out):
+        assert failure.metadata["last_warning"] == "quota gone"
 
 
 # -- run_cli ----------------------------------------------------------------------------------
@@ -529,3 +738,138 @@ async def test_resume_is_refused_before_launch_when_a_guard_changed(key: str) ->
     assert launched == []
     assert sink.events == []
     assert sink.stream == []
+
+
+# -- usage and native structured output -------------------------------------------------------
+
+
+def test_make_usage_keeps_the_usage_definition() -> None:
+    assert make_usage(
+        input_tokens=120, cached_input_tokens=80, output_tokens=9, cost_usd=0.0263
+    ) == Usage(input_tokens=120, cached_input_tokens=80, output_tokens=9, estimated_cost_milli=26)
+    # Inconsistent numbers cannot break it: no negatives, cached never above input.
+    assert (
+        make_usage(input_tokens=-5, cached_input_tokens=7, output_tokens=-1, cost_usd=-0.5)
+        == Usage()
+    )
+    assert (
+        make_usage(input_tokens=10, cached_input_tokens=99, output_tokens=0).cached_input_tokens
+        == 10
+    )
+    for cost in (math.inf, math.nan):
+        assert make_usage(
+            input_tokens=1, cached_input_tokens=0, output_tokens=1, cost_usd=cost
+        ) == Usage(input_tokens=1, output_tokens=1)
+
+
+def native_request(schema: str, source: str = "native", fmt: str = "json_schema") -> Request:
+    return Request(
+        structured_output_source=source,
+        output_schema=OutputSchema(format=fmt, schema_document=schema),
+    )
+
+
+OK_SCHEMA = '{"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}'
+
+
+def test_native_schema_is_checked_before_launch() -> None:
+    assert native_schema(Request()) is None
+    assert native_schema(native_request(OK_SCHEMA, source="prompt_validate")) is None
+    schema = native_schema(native_request(OK_SCHEMA))
+    assert schema is not None
+    assert schema.schema_document == OK_SCHEMA
+    with pytest.raises(InvalidOutputSchemaError, match="without a schema"):
+        native_schema(Request(structured_output_source="native"))
+    with pytest.raises(InvalidOutputSchemaError, match="unsupported output format"):
+        native_schema(native_request(OK_SCHEMA, fmt=""))
+    for broken in ('{"type": ', '{"type": "no such type"}', '{"type": "object", "type": "x"}'):
+        with pytest.raises(InvalidOutputSchemaError, match="does not compile") as caught:
+            native_schema(native_request(broken))
+        assert caught.value.cause is not None
+
+
+def test_the_answer_is_judged_against_the_schema() -> None:
+    digest = hashlib.sha256(OK_SCHEMA.encode()).hexdigest()
+    good = judge_structured(OK_SCHEMA, ' {"ok": true}\n')
+    assert good == StructuredOutput(
+        format=OutputFormat.JSON_SCHEMA,
+        source=StructuredOutputSource.NATIVE,
+        raw_json='{"ok": true}',
+        value={"ok": True},
+        valid=True,
+        schema_hash=digest,
+    )
+    wrong = judge_structured(OK_SCHEMA, '{"ok": "yes"}')
+    assert not wrong.valid
+    assert wrong.value == {"ok": "yes"}
+    assert wrong.validation_errors == ["ok: 'yes' is not of type 'boolean'"]
+    assert judge_structured(OK_SCHEMA, "[]").validation_errors == [
+        "top level: [] is not of type 'object'"
+    ]
+    for not_json in ("All good.", '{"ok": NaN}', '{"ok": true, "ok": false}', '{"ok": true} {}'):
+        judged = judge_structured(OK_SCHEMA, not_json)
+        assert not judged.valid
+        assert judged.raw_json == not_json
+        assert judged.validation_errors[0].startswith("the answer is not one JSON document")
+    missing = judge_structured(OK_SCHEMA, None)
+    assert (missing.valid, missing.raw_json, missing.schema_hash) == (False, "", digest)
+    assert missing.validation_errors == ["the CLI returned no structured value"]
+
+
+def test_the_schema_file_lives_only_as_long_as_the_run() -> None:
+    with schema_file(OK_SCHEMA) as path:
+        assert Path(path).read_text(encoding="utf-8") == OK_SCHEMA
+    assert not Path(path).exists()
+    with pytest.raises(RuntimeError), schema_file(OK_SCHEMA) as path:
+        raise RuntimeError("the run failed")
+    assert not Path(path).exists()
+
+
+def test_end_open_tools_closes_calls_but_not_steps() -> None:
+    sink = RecordingSink()
+    out = RunOutput(sink, streaming=True, run_id="r", thread_id="t")
+    out.step_start("turn")
+    out.tool_start("call-1", "probe", {})
+    out.end_open_tools()
+    out.end_open_tools()  # nothing left to close
+    out.tool_result("call-1", {"late": True})  # the call may still report its result
+    assert kinds(sink) == [
+        StreamKind.STEP_STARTED,
+        StreamKind.TOOL_CALL_START,
+        StreamKind.TOOL_CALL_END,
+        StreamKind.TOOL_CALL_RESULT,
+    ]
+
+
+class ScriptToyDriver(CLIDriver[CLIConfig]):
+    """A CLI driver of the toy format that declares no native structured output."""
+
+    driver_type = "toy"
+    fingerprint_domain = "tests/toy/v1"
+    install_hint = "nothing to install"
+
+    def __init__(self, config: CLIConfig | None = None) -> None:
+        super().__init__(CLIConfig, config or CLIConfig(command=("toy",)))
+
+    def descriptor(self) -> Descriptor:
+        return Descriptor(type=self.driver_type, display_name="Toy")
+
+    def command_line(
+        self, config: CLIConfig, prompt: str, *, model: str, resume_id: str
+    ) -> list[str]:
+        return script("say hi", "done s-1")
+
+    def stream_parser(self, out: RunOutput, *, model: str) -> ToyParser:
+        return ToyParser(out)
+
+
+@pytest.mark.anyio
+async def test_undeclared_native_output_is_refused_before_launch() -> None:
+    sink = RecordingSink()
+    with pytest.raises(StructuredOutputUnsupportedError):
+        await ScriptToyDriver().run(native_request(OK_SCHEMA), sink)
+    assert sink.events == []
+    # Prompt-validated output needs nothing from the driver: the run goes ahead.
+    response = await ScriptToyDriver().run(native_request(OK_SCHEMA, "prompt_validate"), sink)
+    assert response.failure is None
+    assert response.structured_output is None

@@ -22,7 +22,7 @@ from claude_driver._config import (
     ClaudeConfig,
 )
 from claude_driver._driver import ClaudeDriver, build_argv
-from claude_driver._parser import ClaudeStreamParser
+from claude_driver._parser import ClaudeStreamParser, claude_usage
 
 __all__ = [
     "CLAUDE_DRIVER_TYPE",
@@ -33,4 +33,5 @@ __all__ = [
     "ClaudeDriver",
     "ClaudeStreamParser",
     "build_argv",
+    "claude_usage",
 ]

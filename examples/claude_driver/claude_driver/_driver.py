@@ -19,9 +19,10 @@ from driver import (
     Descriptor,
     ModelInfo,
     SessionCapability,
+    StructuredOutputCapability,
     WorkspaceCapability,
 )
-from driver.clikit import CLIDriver, RunOutput, cli_config_schema
+from driver.clikit import CLIDriver, NativeSchema, RunOutput, cli_config_schema
 
 __all__ = ["ClaudeDriver", "build_argv"]
 
@@ -29,21 +30,30 @@ __all__ = ["ClaudeDriver", "build_argv"]
 _MODEL_ALIASES = ("sonnet", "opus")
 
 
-def build_argv(config: ClaudeConfig, prompt: str, *, model: str, resume_id: str) -> list[str]:
-    """The command line of one run; ``--`` keeps a prompt starting with ``-`` a prompt."""
+def build_argv(
+    config: ClaudeConfig, prompt: str, *, model: str, resume_id: str, json_schema: str = ""
+) -> list[str]:
+    """The command line of one run; ``--`` keeps a prompt starting with ``-`` a prompt.
+
+    ``json_schema`` (the schema's exact text) asks for native structured output.
+    """
     argv = [*config.command, "-p", "--output-format", "stream-json", "--verbose"]
     if model:
         argv += ["--model", model]
     if resume_id:
         argv += ["--resume", resume_id]
+    if json_schema:
+        argv += ["--json-schema", json_schema]
     return [*argv, *config.extra_args, "--", prompt]
 
 
 class ClaudeDriver(CLIDriver[ClaudeConfig]):
     """Drives the Claude Code CLI in print mode, one process per run.
 
-    Declares resume (the ``result`` line's ``session_id``), workspace leases and
-    block-level streaming with reasoning; no skills, MCP, HITL or structured output.
+    Declares resume (the ``result`` line's ``session_id``), workspace leases,
+    block-level streaming with reasoning, and native structured output
+    (``--json-schema``; the value is ``result.structured_output``, validated
+    again against the schema); no skills, MCP or HITL.
     """
 
     driver_type = CLAUDE_DRIVER_TYPE
@@ -65,6 +75,12 @@ class ClaudeDriver(CLIDriver[ClaudeConfig]):
             config_schema=_schema(),
             sessions=SessionCapability(supports_resume=True),
             workspace=WorkspaceCapability(supported=True),
+            structured_output=StructuredOutputCapability(
+                json_schema_native=True,
+                works_with_run=True,
+                works_with_streaming=True,
+                notes="--json-schema; the value is result.structured_output",
+            ),
         )
 
     def command_line(
@@ -72,6 +88,14 @@ class ClaudeDriver(CLIDriver[ClaudeConfig]):
     ) -> list[str]:
         """``claude -p`` with stream-json output; see :func:`build_argv`."""
         return build_argv(config, prompt, model=model, resume_id=resume_id)
+
+    def structured_command_line(
+        self, config: ClaudeConfig, prompt: str, *, model: str, resume_id: str, schema: NativeSchema
+    ) -> list[str]:
+        """The same, with ``--json-schema '<schema>'``."""
+        return build_argv(
+            config, prompt, model=model, resume_id=resume_id, json_schema=schema.document
+        )
 
     def stream_parser(self, out: RunOutput, *, model: str) -> ClaudeStreamParser:
         """A stream-json parser; the model comes from the CLI's ``system/init`` line."""

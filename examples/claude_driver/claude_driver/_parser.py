@@ -1,23 +1,38 @@
 """Parser of ``claude -p --output-format stream-json --verbose`` output.
 
 One JSON object per stdout line. Dispatch is on the parsed ``type`` (key order
-is not stable). What each line becomes:
+is not stable). What each line becomes (``examples/README.md`` has the table):
 
-* ``system``/``init``: an ``init`` transcript item (model, session id);
-  ``system``/``api_retry``: a ``system`` item; other subtypes are skipped.
+* ``system``/``init``: an ``init`` transcript item (model, session id).
+* ``system``/``api_retry``, ``system``/``status`` (compaction started, its
+  ``compact_result``), ``system``/``compact_boundary`` and ``rate_limit_event``:
+  a vendor stream kind (``claude.api_retry``, ``claude.status``,
+  ``claude.compact_boundary``, ``claude.rate_limit``) whose ``raw`` holds the
+  line's fields, plus a ``system`` item. The last retry, rate limit and a
+  failed compaction are remembered for the failure message and metadata.
 * ``assistant``: one line per content block, all blocks of one model request
   sharing ``message.id``. A new top-level ``message.id`` opens a step. ``text``
   becomes a text lifecycle plus an ``assistant`` item, ``thinking`` a reasoning
   lifecycle plus a ``thinking`` item (signature-only thinking is skipped),
   ``tool_use`` a ``tool_call.start`` with the complete input plus a
   ``tool_call`` item. Subagent lines carry ``parent_tool_use_id``, kept as
-  ``parent_tool_call_id``. A synthetic API-error line is remembered for the
-  failure message, not shown as model output.
+  ``parent_tool_call_id``. A synthetic API-error line (``model: "<synthetic>"``)
+  is not model output: it becomes ``claude.api_error`` plus a ``system`` item,
+  and its text is quoted when the run fails.
 * ``user``: its ``tool_result`` blocks become ``tool_call.result`` (then
-  ``tool_call.end``) plus a ``tool_result`` item.
+  ``tool_call.end``) plus a ``tool_result`` item; a synthetic turn
+  (``isSynthetic: true``, e.g. the summary that re-seeds a compacted session)
+  becomes ``claude.synthetic_user`` plus a ``user`` item with subtype
+  ``synthetic``.
 * ``result``: the official terminal event, kept verbatim; a ``result`` item.
-* anything else (``stream_event``, ``rate_limit_event``, control frames ...) is
-  skipped; lines that are not JSON objects become ``stdout`` items.
+  Usage is summed over ``modelUsage`` (falling back to ``usage``) in the
+  :class:`driver.Usage` meaning: input counts fresh input, cache reads and
+  cache writes; cached counts cache reads; output includes thinking. The cost
+  is ``total_cost_usd`` (falling back to the sum of ``costUSD``). With
+  ``--json-schema``, ``structured_output`` is the structured answer.
+* anything else (``stream_event``, ``tool_progress``, ``ui_invalidate``,
+  control frames ...) is skipped; lines that are not JSON objects become
+  ``stdout`` items.
 
 Reading lines and the order of the failure checks come from
 :class:`driver.clikit.JsonlParser`.
@@ -25,22 +40,28 @@ Reading lines and the order of the failure checks come from
 
 from __future__ import annotations
 
+import json
+import math
+from datetime import UTC, datetime
 from typing import Any
 
-from driver import TerminalPayload, TranscriptItem, TranscriptKind
+from driver import TerminalPayload, TranscriptItem, TranscriptKind, Usage
 from driver.clikit import (
     JsonlParser,
+    ProcessOutcome,
     RunOutput,
     dict_field,
     int_field,
     list_field,
-    read_usage,
+    make_usage,
     str_field,
 )
 
-__all__ = ["ClaudeStreamParser"]
+__all__ = ["ClaudeStreamParser", "claude_usage"]
 
 _SYNTHETIC_MODEL = "<synthetic>"
+# Keys every line carries; the rest of a vendor line is its payload.
+_ENVELOPE = frozenset({"type", "subtype", "session_id", "uuid"})
 
 
 def _tool_result_text(content: object) -> str:
@@ -54,6 +75,70 @@ def _tool_result_text(content: object) -> str:
             if isinstance(block, dict) and isinstance(block.get("text"), str)
         ]
         return "\n".join(parts)
+    return ""
+
+
+def _dollars(value: object) -> float | None:
+    """A finite, non-negative number of dollars, or None."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value) if value >= 0 else None
+    return None
+
+
+def claude_usage(result: dict[str, Any]) -> tuple[Usage | None, float | None]:
+    """Usage and cost of a ``result`` line, in :class:`driver.Usage`'s meaning.
+
+    ``modelUsage`` (per model, camelCase) is summed; ``result.usage`` (snake
+    case) is the fallback when it is missing or empty, since a budget stop
+    reports zeros there. Claude Code counts fresh input, cache reads and cache
+    writes apart, so input is their sum and cached is the reads; output already
+    includes thinking. The cost is ``total_cost_usd``, else the sum of the
+    models' ``costUSD``. Usage is None when the line reports neither object.
+    """
+    models = [m for m in dict_field(result, "modelUsage").values() if isinstance(m, dict)]
+    if models:
+        fresh, read, write, output = (
+            sum(int_field(m, key) for m in models)
+            for key in (
+                "inputTokens",
+                "cacheReadInputTokens",
+                "cacheCreationInputTokens",
+                "outputTokens",
+            )
+        )
+    elif isinstance(result.get("usage"), dict):
+        usage = dict_field(result, "usage")
+        fresh, read, write, output = (
+            int_field(usage, key)
+            for key in (
+                "input_tokens",
+                "cache_read_input_tokens",
+                "cache_creation_input_tokens",
+                "output_tokens",
+            )
+        )
+    else:
+        return None, _dollars(result.get("total_cost_usd"))
+    cost = _dollars(result.get("total_cost_usd"))
+    if cost is None:
+        costs = [_dollars(m.get("costUSD")) for m in models]
+        cost = sum(c for c in costs if c is not None) if any(c is not None for c in costs) else None
+    usage_value = make_usage(
+        input_tokens=fresh + read + write,
+        cached_input_tokens=read,
+        output_tokens=output,
+        cost_usd=cost or 0.0,
+    )
+    return usage_value, cost
+
+
+def _when(epoch: object) -> str:
+    """An epoch-seconds reset time as ISO 8601 UTC, or ``""``."""
+    if isinstance(epoch, int | float) and not isinstance(epoch, bool) and math.isfinite(epoch):
+        try:
+            return datetime.fromtimestamp(epoch, tz=UTC).isoformat().replace("+00:00", "Z")
+        except (OverflowError, OSError, ValueError):
+            return ""
     return ""
 
 
@@ -73,6 +158,10 @@ class ClaudeStreamParser(JsonlParser):
         self._step = ""
         self._final_message = ""
         self._final_parts: list[str] = []
+        self._last_retry: dict[str, Any] = {}
+        self._rate_limit: dict[str, Any] = {}
+        self._compaction = ""
+        self._api_error = ""
 
     # -- feeding --------------------------------------------------------------------------
 
@@ -87,6 +176,8 @@ class ClaudeStreamParser(JsonlParser):
             self._user(line)
         elif kind == "result":
             self._result_line(line, text)
+        elif kind == "rate_limit_event":
+            self._rate_limit_event(dict_field(line, "rate_limit_info"))
 
     def _system(self, line: dict[str, Any]) -> None:
         subtype = str_field(line, "subtype")
@@ -98,16 +189,50 @@ class ClaudeStreamParser(JsonlParser):
             self._out.item(
                 TranscriptItem(kind=TranscriptKind.INIT, model=self.model, session_id=session_id)
             )
-        elif subtype == "api_retry":
-            attempt, limit = int_field(line, "attempt"), int_field(line, "max_retries")
-            status = line.get("error_status")
-            self._out.item(
-                TranscriptItem(
-                    kind=TranscriptKind.SYSTEM,
-                    subtype=subtype,
-                    text=f"API request failed (status {status}); retry {attempt} of {limit}",
-                )
+            return
+        fields = {key: value for key, value in line.items() if key not in _ENVELOPE}
+        if subtype == "api_retry":
+            self._last_retry = fields
+            delay = int_field(line, "retry_delay_ms") / 1000
+            text = (
+                f"API request failed (HTTP {line.get('error_status')}, "
+                f"{str_field(line, 'error') or 'unknown error'}); retry "
+                f"{int_field(line, 'attempt')} of {int_field(line, 'max_retries')} in {delay:g} s"
             )
+        elif subtype == "status":
+            status, result = line.get("status"), str_field(line, "compact_result")
+            if result == "failed":
+                self._compaction = "failed"
+            parts = [f"status {status}" if isinstance(status, str) and status else "status cleared"]
+            if result:
+                parts.append(f"compaction {result}")
+            text = ", ".join(parts)
+        elif subtype == "compact_boundary":
+            meta = dict_field(line, "compact_metadata")
+            text = (
+                f"conversation compacted ({str_field(meta, 'trigger') or 'unknown trigger'}, "
+                f"{int_field(meta, 'pre_tokens')} tokens before)"
+            )
+        else:
+            return  # hooks, tasks, ui_invalidate ...: not part of the run's story
+        self.vendor(
+            f"claude.{subtype}",
+            fields,
+            TranscriptItem(kind=TranscriptKind.SYSTEM, subtype=subtype, text=text, data=fields),
+        )
+
+    def _rate_limit_event(self, info: dict[str, Any]) -> None:
+        self._rate_limit = info
+        status = str_field(info, "status") or "unknown"
+        text = f"rate limit {status} ({str_field(info, 'rateLimitType') or 'unknown window'})"
+        resets = _when(info.get("resetsAt"))
+        if resets:
+            text += f", resets {resets}"
+        self.vendor(
+            "claude.rate_limit",
+            info,
+            TranscriptItem(kind=TranscriptKind.SYSTEM, subtype="rate_limit", text=text, data=info),
+        )
 
     def _assistant(self, line: dict[str, Any]) -> None:
         message = dict_field(line, "message")
@@ -115,8 +240,7 @@ class ClaudeStreamParser(JsonlParser):
         blocks = [block for block in list_field(message, "content") if isinstance(block, dict)]
         synthetic = str_field(message, "model") == _SYNTHETIC_MODEL
         if synthetic or line.get("is_api_error_message") is True:
-            texts = [str_field(block, "text") for block in blocks if block.get("type") == "text"]
-            self._error_hint = "\n".join(t for t in texts if t) or self._error_hint
+            self._synthetic_error(line, blocks)
             return
         message_id = str_field(message, "id") or str_field(line, "uuid")
         if not parent and message_id != self._step:
@@ -139,6 +263,24 @@ class ClaudeStreamParser(JsonlParser):
                     )
             elif kind == "tool_use":
                 self._tool_use(block, parent)
+
+    def _synthetic_error(self, line: dict[str, Any], blocks: list[dict[str, Any]]) -> None:
+        """The CLI's own stand-in for a failed request: shown as a diagnostic, not output."""
+        texts = [str_field(block, "text") for block in blocks if block.get("type") == "text"]
+        text = "\n".join(t for t in texts if t)
+        self._error_hint = text or self._error_hint
+        self._api_error = str_field(line, "error") or self._api_error
+        fields = {"error": self._api_error, "text": text}
+        self.vendor(
+            "claude.api_error",
+            fields,
+            TranscriptItem(
+                kind=TranscriptKind.SYSTEM,
+                subtype="api_error",
+                text=text or self._api_error or "API error",
+                data={"error": self._api_error},
+            ),
+        )
 
     def _text(self, message_id: str, text: str, parent: str) -> None:
         if not text:
@@ -169,7 +311,21 @@ class ClaudeStreamParser(JsonlParser):
 
     def _user(self, line: dict[str, Any]) -> None:
         parent = str_field(line, "parent_tool_use_id")
-        for block in list_field(dict_field(line, "message"), "content"):
+        content = dict_field(line, "message").get("content")
+        if line.get("isSynthetic") is True:
+            text = _tool_result_text(content)
+            if text:
+                self.vendor(
+                    "claude.synthetic_user",
+                    {"text": text},
+                    TranscriptItem(
+                        kind=TranscriptKind.USER,
+                        subtype="synthetic",
+                        text=text,
+                        parent_tool_call_id=parent,
+                    ),
+                )
+        for block in content if isinstance(content, list) else []:
             if not isinstance(block, dict) or block.get("type") != "tool_result":
                 continue
             tool_id = str_field(block, "tool_use_id")
@@ -191,16 +347,11 @@ class ClaudeStreamParser(JsonlParser):
     def _result_line(self, line: dict[str, Any], text: str) -> None:
         self._result = line
         self.terminal = TerminalPayload(event="result", raw_json=text)
+        self._out.end_open_tools()  # a budget or turn limit can stop the run mid-call
         if self._step:
             self._out.step_finish(self._step)
             self._step = ""
-        usage = line.get("usage")
-        self.usage = (
-            read_usage(usage, cached_key="cache_read_input_tokens")
-            if isinstance(usage, dict)
-            else None
-        )
-        cost = line.get("total_cost_usd")
+        self.usage, cost = claude_usage(line)
         subtype = str_field(line, "subtype")
         self._out.item(
             TranscriptItem(
@@ -210,7 +361,7 @@ class ClaudeStreamParser(JsonlParser):
                 is_error=line.get("is_error") is not False,
                 session_id=str_field(line, "session_id"),
                 usage=self.usage,
-                cost_usd=float(cost) if isinstance(cost, int | float) else None,
+                cost_usd=cost,
                 errors=[e for e in list_field(line, "errors") if isinstance(e, str)],
             )
         )
@@ -233,13 +384,20 @@ class ClaudeStreamParser(JsonlParser):
         return str_field(self._result, "session_id") if self._result is not None else ""
 
     def output(self) -> str:
-        """The final assistant text: the result's text on success, else the last top-level
-        assistant message (possibly empty)."""
+        """The final assistant text: the result's text on success (the structured answer
+        when that text is empty), else the last top-level assistant message."""
         if self.succeeded and self._result is not None:
-            final = str_field(self._result, "result")
+            final = str_field(self._result, "result") or (self.structured_json() or "")
             if final:
                 return final
         return "\n".join(self._final_parts)
+
+    def structured_json(self) -> str | None:
+        """``result.structured_output`` (asked for with ``--json-schema``) as JSON text."""
+        value = None if self._result is None else self._result.get("structured_output")
+        if value is None:
+            return None
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
     def reported_failure(self, meta: dict[str, Any]) -> str:
         """An error ``result`` line: its errors, its text, an API error, or its subtype."""
@@ -254,3 +412,39 @@ class ClaudeStreamParser(JsonlParser):
             or self._error_hint
             or f"claude reported {str_field(result, 'subtype') or 'an error'}"
         )
+
+    def failure_context(self, meta: dict[str, Any], message: str, outcome: ProcessOutcome) -> str:
+        """The last API retry, a limiting rate limit and a failed compaction, in the
+        message and as metadata, whatever ended the run."""
+        parts: list[str] = []
+        retry = self._last_retry
+        if retry:
+            attempt, limit = int_field(retry, "attempt"), int_field(retry, "max_retries")
+            status, error = retry.get("error_status"), str_field(retry, "error")
+            meta.update(retry_attempt=attempt, max_retries=limit, last_retry_error=error)
+            if isinstance(status, int) and not isinstance(status, bool):
+                meta["last_retry_status"] = status
+            parts.append(f"{attempt} API retries of {limit}, last: HTTP {status} {error}".rstrip())
+        if self._api_error:
+            meta["api_error"] = self._api_error
+        info = self._rate_limit
+        status = str_field(info, "status")
+        if status and status != "allowed":
+            window, resets = str_field(info, "rateLimitType"), _when(info.get("resetsAt"))
+            meta.update(rate_limit_status=status, rate_limit_type=window)
+            if resets:
+                meta["rate_limit_resets_at"] = resets
+            for key, name in (
+                ("overageStatus", "overage_status"),
+                ("overageDisabledReason", "overage_disabled_reason"),
+            ):
+                if str_field(info, key):
+                    meta[name] = str_field(info, key)
+            parts.append(
+                f"rate limit {status} ({window or 'unknown window'}"
+                + (f", resets {resets})" if resets else ")")
+            )
+        if self._compaction:
+            meta["compaction"] = self._compaction
+            parts.append("context compaction failed")
+        return "; ".join(parts)

@@ -23,9 +23,10 @@ from claude_driver import (
     ClaudeDriver,
     ClaudeStreamParser,
     build_argv,
+    claude_usage,
 )
-from driver import Request, SessionContext, SessionState
-from driver.clikit import RunOutput
+from driver import InvalidOutputSchemaError, Request, SessionContext, SessionState, Usage
+from driver.clikit import ProcessOutcome, RunOutput
 
 RECORDINGS = testing.recordings_dir(__file__)
 
@@ -39,6 +40,19 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
 # -- the parser, one recording at a time -----------------------------------------------------
 
 
+def usage(fresh: int, read: int, write: int, output: int, cost_milli: int) -> Usage:
+    """Usage as the driver must report it: input counts fresh input, cache reads and
+    cache writes (Claude Code lists them apart); cached counts the reads."""
+    return Usage(
+        input_tokens=fresh + read + write,
+        cached_input_tokens=read,
+        output_tokens=output,
+        estimated_cost_milli=cost_milli,
+    )
+
+
+RETRIES_529 = {"last_retry_status": 529, "last_retry_error": "overloaded_error"}
+
 CASES = [
     Case(
         "success.jsonl",
@@ -49,6 +63,7 @@ CASES = [
         True,
         "3f9b6c1e-58d2-4a7f-9e0b-c4d21a8f6e53",
         None,
+        usage=usage(3, 14020, 2210, 5, 13),  # total_cost_usd 0.0129
     ),
     Case(
         "tool_use.jsonl",
@@ -87,6 +102,7 @@ CASES = [
         True,
         "b6e04d2a-1c97-4f58-8a3e-9d05f7c2b184",
         None,
+        usage=usage(27, 61350, 1840, 412, 49),
     ),
     Case(
         "thinking.jsonl",
@@ -107,16 +123,25 @@ CASES = [
         True,
         "5a13e8f0-6d2c-4b97-b1e4-08c9f3a7d625",
         None,
+        usage=usage(11, 29800, 0, 143, 22),
     ),
     Case(
         "error_result.jsonl",
         1,
-        ("init", "system", "system", "result"),
-        (),
+        ("init", "system", "system", "system", "result"),
+        ("claude.api_retry", "claude.api_retry", "claude.api_error"),
         "",
         False,
         "c0d7f2b9-3e16-4a85-9c4f-71b2e8d0a3f6",
         "API Error: 529 Overloaded",
+        usage=Usage(),  # modelUsage is empty and result.usage all zeros: nothing was billed
+        failure_metadata={
+            "api_error_status": 529,
+            "retry_attempt": 2,
+            "max_retries": 10,
+            "api_error": "server_error",
+            **RETRIES_529,
+        },
     ),
     Case(
         "max_turns.jsonl",
@@ -135,6 +160,8 @@ CASES = [
         False,
         "e47a0b3c-9f21-4d6e-8b05-c3a9d7f1e2b8",
         "Reached maximum number of turns (2)",
+        usage=usage(19, 44710, 0, 266, 34),  # empty modelUsage: result.usage is used
+        failure_metadata={"subtype": "error_max_turns", "terminal_reason": "max_turns"},
     ),
     Case(
         "nonzero_exit.jsonl",
@@ -150,12 +177,129 @@ CASES = [
     Case(
         "garbage.jsonl",
         0,
-        ("stdout", "init", "assistant", "result"),
-        ("step.started", *TEXT, "step.finished"),
+        ("stdout", "init", "system", "assistant", "result"),
+        ("claude.rate_limit", "step.started", *TEXT, "step.finished"),
         "Done: the README now links to CONTRIBUTING.md.",
         True,
         "a9f3d1c7-4e0b-4b28-9d6a-5f8e2c0b7d31",
         None,
+        usage=usage(5, 15102, 0, 17, 9),
+    ),
+    Case(
+        "rate_limited.jsonl",
+        1,
+        ("init", "system", *["system"] * 10, "system", "result"),
+        ("claude.rate_limit", *["claude.api_retry"] * 10, "claude.api_error"),
+        "",
+        False,
+        "2d6b9f04-7a31-4c8e-b5d2-9e0f1a7c3b68",
+        "10 API retries of 10, last: HTTP 429 rate_limit; rate limit rejected (five_hour, "
+        "resets 2026-10-15T17:00:00Z)",
+        usage=Usage(),
+        failure_metadata={
+            "api_error_status": 429,
+            "terminal_reason": "api_error",
+            "retry_attempt": 10,
+            "last_retry_status": 429,
+            "last_retry_error": "rate_limit",
+            "api_error": "rate_limit",
+            "rate_limit_status": "rejected",
+            "rate_limit_type": "five_hour",
+            "rate_limit_resets_at": "2026-10-15T17:00:00Z",
+            "overage_status": "rejected",
+            "overage_disabled_reason": "out_of_credits",
+        },
+    ),
+    Case(
+        "budget_stop.jsonl",
+        1,
+        ("init", "assistant", "tool_call", "result"),
+        # The Bash call never gets its result: it closes before its step.
+        ("step.started", *TEXT, "tool_call.start", "tool_call.end", "step.finished"),
+        "I'll run the whole test suite to see what the refactor broke.",
+        False,
+        "8f3a0c6d-2e94-4b17-a6c8-5d1e9b7f0a42",
+        "Reached maximum budget ($0.02)",
+        # result.usage is all zeros in a budget stop; modelUsage has the real counts.
+        usage=usage(12, 14210, 10904, 281, 26),
+        failure_metadata={"subtype": "error_max_budget_usd", "terminal_reason": "budget_exhausted"},
+    ),
+    Case(
+        "killed_after_retries.jsonl",
+        -1,
+        ("init", *["system"] * 31),
+        tuple(["claude.api_retry"] * 31),
+        "",
+        False,
+        "",
+        "claude was ended by SIGTERM (31 API retries of 40, last: HTTP 529 overloaded_error)",
+        signal="SIGTERM",
+        failure_metadata={"retry_attempt": 31, "max_retries": 40, **RETRIES_529},
+    ),
+    Case(
+        "compaction_failed.jsonl",
+        1,
+        ("init", "assistant", "tool_call", "tool_result", "system", "system", "system", "result"),
+        (
+            "step.started",
+            *TEXT,
+            *TOOL,
+            "claude.status",  # compacting
+            "claude.status",  # compact_result: failed
+            "claude.api_error",
+            "step.finished",
+        ),
+        "I'll read the worker log to find where the jobs stall.",
+        False,
+        "6a2f8d1e-9c47-4b03-a5e8-1f7b3c0d9e26",
+        "Prompt is too long (context compaction failed)",
+        usage=usage(9, 15210, 18422, 96, 71),
+        failure_metadata={"compaction": "failed", "api_error": "invalid_request"},
+    ),
+    Case(
+        "compacted_session.jsonl",
+        0,
+        ("init", "system", "system", "system", "system", "user", "assistant", "result"),
+        (
+            "claude.rate_limit",
+            "claude.status",
+            "claude.compact_boundary",
+            "claude.status",
+            "claude.synthetic_user",
+            "step.started",
+            *TEXT,
+            "step.finished",
+        ),
+        "Job 37 stalls because the retry loop in app/worker.py never re-reads the lock; "
+        "resetting `attempt` inside the loop fixes it.",
+        True,
+        "e5b17c3a-4f08-4d6e-9a21-8c0d2f6b7e94",
+        None,
+        # Two models (the compaction ran on another one): summed, cost 0.1148.
+        usage=usage(6 + 167204, 0, 9420, 41 + 2950, 115),
+    ),
+    Case(
+        "structured_ok.jsonl",
+        0,
+        ("init", "tool_call", "tool_result", "result"),
+        ("step.started", *TOOL, "step.finished"),
+        '{"ok":true}',  # the result text is empty: the structured answer is the output
+        True,
+        "0b8d4f2a-6e13-4c97-a8d5-3f1e7b9c2a64",
+        None,
+        usage=usage(5, 28040, 2480, 44, 15),
+    ),
+    Case(
+        "structured_give_up.jsonl",
+        1,
+        ("init", "tool_call", "tool_result", "tool_call", "tool_result", "result"),
+        ("step.started", *TOOL, "step.finished", "step.started", *TOOL, "step.finished"),
+        "",
+        False,
+        "9e6c2b7d-1a85-4f30-b9e4-7c3d0a8f5b12",
+        "Failed to provide valid structured output after 2 attempts",
+        usage=usage(8, 45630, 0, 91, 21),
+        failure_metadata={"subtype": "error_max_structured_output_retries"},
     ),
 ]
 
@@ -178,10 +322,12 @@ def test_parser_keeps_terminal_json_verbatim_and_reads_usage() -> None:
     assert parser.terminal is not None
     assert parser.terminal.event == "result"
     assert parser.terminal.raw_json == last_line  # "type" is its last key; still found
-    assert parser.usage is not None
-    assert (parser.usage.input_tokens, parser.usage.output_tokens) == (11, 143)
-    assert parser.usage.cached_input_tokens == 29800
+    # Inclusive input: 11 fresh + 29800 cache reads; the cost is total_cost_usd.
+    assert parser.usage == Usage(
+        input_tokens=29811, cached_input_tokens=29800, output_tokens=143, estimated_cost_milli=22
+    )
     assert out.transcript[-1].cost_usd == pytest.approx(0.0218)
+    assert out.transcript[-1].usage == parser.usage
 
 
 def test_parser_reports_subagent_parents_and_tool_payloads() -> None:
@@ -222,7 +368,17 @@ async def test_driver_on_recording(case: Case, anyio_backend: str) -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("recording", ["tool_use.jsonl", "nonzero_exit.jsonl"])
+@pytest.mark.parametrize(
+    "recording",
+    [
+        "tool_use.jsonl",
+        "nonzero_exit.jsonl",
+        "rate_limited.jsonl",
+        "budget_stop.jsonl",
+        "killed_after_retries.jsonl",
+        "compacted_session.jsonl",
+    ],
+)
 async def test_driver_on_both_backends(recording: str) -> None:
     await testing.check_driver_on_both_backends(REPLAY, recording)
 
@@ -284,7 +440,10 @@ def test_config_validation() -> None:
 
 def test_descriptor_and_stream_capability_are_honest() -> None:
     models = testing.check_descriptor_and_stream_capability(
-        ClaudeDriver, ClaudeConfig(model="claude-sonnet-4-5"), CLAUDE_DRIVER_TYPE
+        ClaudeDriver,
+        ClaudeConfig(model="claude-sonnet-4-5"),
+        CLAUDE_DRIVER_TYPE,
+        structured_native=True,
     )
     assert models == ["claude-sonnet-4-5", "sonnet", "opus"]
 
@@ -302,3 +461,129 @@ def test_config_fingerprint_follows_the_config() -> None:
 async def test_environment_check_looks_for_the_program(anyio_backend: str) -> None:
     missing = "claude-is-not-installed-here"
     await testing.check_environment_probe(ClaudeDriver, ClaudeConfig, missing)
+
+
+# -- usage, diagnostics and native structured output --------------------------------------------
+
+
+def test_usage_sums_model_usage_and_falls_back_to_result_usage() -> None:
+    two_models = {
+        "usage": {"input_tokens": 0, "output_tokens": 0},  # a budget stop's zeros: not used
+        "modelUsage": {
+            "a": {"inputTokens": 1, "cacheReadInputTokens": 20, "outputTokens": 3, "costUSD": 0.5},
+            "b": {"inputTokens": 4, "cacheCreationInputTokens": 50, "costUSD": 0.25},
+            "not a model": 7,
+        },
+    }
+    # Without total_cost_usd the models' costUSD are summed.
+    assert claude_usage(two_models) == (usage(5, 20, 50, 3, 750), 0.75)
+    snake = {
+        "total_cost_usd": 0.0104,
+        "usage": {
+            "input_tokens": 2,
+            "cache_read_input_tokens": 300,
+            "cache_creation_input_tokens": 40,
+            "output_tokens": 9,
+        },
+        "modelUsage": {},
+    }
+    assert claude_usage(snake) == (usage(2, 300, 40, 9, 10), 0.0104)
+    # Nothing reported: not observed (None), not zero; a bool or negative cost is no cost.
+    assert claude_usage({"total_cost_usd": True}) == (None, None)
+    assert claude_usage({"usage": {}, "total_cost_usd": -1}) == (Usage(), None)
+
+
+def test_vendor_kinds_carry_the_cli_fields_and_items_mirror_them() -> None:
+    _, out, sink = parse((RECORDINGS / "rate_limited.jsonl").read_bytes())
+    limit, first_retry = sink.stream[0], sink.stream[1]
+    assert limit.raw["status"] == "rejected"
+    assert limit.raw["overageDisabledReason"] == "out_of_credits"
+    assert first_retry.raw == {
+        "attempt": 1,
+        "max_retries": 10,
+        "retry_delay_ms": 512,
+        "error_status": 429,
+        "error": "rate_limit",
+    }
+    assert {p.thread_id for p in sink.stream} == {"2d6b9f04-7a31-4c8e-b5d2-9e0f1a7c3b68"}
+    system = [i for i in out.transcript if i.kind == "system"]
+    assert [i.subtype for i in system] == ["rate_limit", *["api_retry"] * 10, "api_error"]
+    assert [i.data for i in system[:11]] == [p.raw for p in sink.stream[:11]]
+    assert system[0].text == "rate limit rejected (five_hour), resets 2026-10-15T17:00:00Z"
+    assert system[10].text == "API request failed (HTTP 429, rate_limit); retry 10 of 10 in 32 s"
+    assert system[11].text.startswith("API Error: 429")
+
+
+def test_compaction_and_synthetic_turns_are_visible() -> None:
+    _, out, sink = parse((RECORDINGS / "compacted_session.jsonl").read_bytes())
+    status = [p.raw for p in sink.stream if p.kind == "claude.status"]
+    assert status == [{"status": "compacting"}, {"status": None, "compact_result": "success"}]
+    boundary = next(p for p in sink.stream if p.kind == "claude.compact_boundary")
+    assert boundary.raw == {"compact_metadata": {"trigger": "auto", "pre_tokens": 167204}}
+    synthetic = next(i for i in out.transcript if i.kind == "user")
+    assert synthetic.subtype == "synthetic"
+    assert synthetic.text.startswith("This session is being continued")
+    payload = next(p for p in sink.stream if p.kind == "claude.synthetic_user")
+    assert payload.raw == {"text": synthetic.text}
+    texts = [i.text for i in out.transcript if i.kind == "system"]
+    assert texts[1:] == [
+        "status compacting",
+        "conversation compacted (auto, 167204 tokens before)",
+        "status cleared, compaction success",
+    ]
+
+
+def test_a_killed_run_says_what_it_was_waiting_for_whatever_the_exit() -> None:
+    data = (RECORDINGS / "killed_after_retries.jsonl").read_bytes()
+    parser, _, _ = parse(data)
+    failure = parser.failure(ProcessOutcome(1, "", False, data, b""), 60)
+    assert failure is not None
+    assert failure.message == (
+        "claude exited with code 1 (31 API retries of 40, last: HTTP 529 overloaded_error)"
+    )
+    assert failure.metadata == {
+        "exit_code": 1,
+        "retry_attempt": 31,
+        "max_retries": 40,
+        "last_retry_status": 529,
+        "last_retry_error": "overloaded_error",
+    }
+
+
+@pytest.mark.anyio
+async def test_structured_output_comes_from_the_result_line(tmp_path: Path) -> None:
+    response, argv = await testing.check_structured_answer(
+        REPLAY, "structured_ok.jsonl", tmp_path / "argv.json"
+    )
+    schema = testing.structured_request().output_schema
+    assert schema is not None
+    flag = argv.index("--json-schema")
+    assert argv[flag + 1] == schema.schema_document  # the exact schema text, inline
+    assert argv.index("--") > flag
+    assert response.output == '{"ok":true}'
+    assert response.checkpoint is not None
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("recording", "problem"),
+    [
+        ("structured_give_up.jsonl", "Failed to provide valid structured output after 2 attempts"),
+        ("success.jsonl", "the CLI returned no structured value"),
+    ],
+)
+async def test_structured_output_missing_fails_the_run(recording: str, problem: str) -> None:
+    await testing.check_structured_refused(REPLAY, recording, problem)
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_bad_schema_is_refused_before_launch(anyio_backend: str) -> None:
+    driver = ClaudeDriver(ClaudeConfig(command=("claude-is-not-installed-here",)))
+    request = testing.structured_request()
+    assert request.output_schema is not None
+    request.output_schema.schema_document = '{"type": "no such type"}'
+    sink = RecordingSink()
+    with pytest.raises(InvalidOutputSchemaError):
+        await driver.run(request, sink)
+    assert sink.events == []
+    assert sink.stream == []

@@ -19,22 +19,28 @@ from driver import (
     Descriptor,
     ModelInfo,
     SessionCapability,
+    StructuredOutputCapability,
     WorkspaceCapability,
 )
-from driver.clikit import CLIDriver, RunOutput, cli_config_schema
+from driver.clikit import CLIDriver, NativeSchema, RunOutput, cli_config_schema
 
 __all__ = ["CodexDriver", "build_argv"]
 
 
-def build_argv(config: CodexConfig, prompt: str, *, model: str, resume_id: str) -> list[str]:
+def build_argv(
+    config: CodexConfig, prompt: str, *, model: str, resume_id: str, schema_path: str = ""
+) -> list[str]:
     """The command line of one run.
 
     ``exec`` flags go before the ``resume`` subcommand; ``--`` keeps a prompt
-    starting with ``-`` (or spelling a subcommand) a prompt.
+    starting with ``-`` (or spelling a subcommand) a prompt. ``schema_path``
+    (a file holding the JSON Schema) asks for native structured output.
     """
     argv = [*config.command, "exec", "--json"]
     if model:
         argv += ["--model", model]
+    if schema_path:
+        argv += ["--output-schema", schema_path]
     argv += config.extra_args
     if resume_id:
         argv += ["resume", resume_id]
@@ -44,14 +50,17 @@ def build_argv(config: CodexConfig, prompt: str, *, model: str, resume_id: str) 
 class CodexDriver(CLIDriver[CodexConfig]):
     """Drives the Codex CLI in ``exec`` mode, one process per run.
 
-    Declares resume (the ``thread.started`` thread id), workspace leases and
-    item-level streaming with reasoning summaries; no skills, MCP, HITL or
-    structured output.
+    Declares resume (the ``thread.started`` thread id), workspace leases,
+    item-level streaming with reasoning summaries, and native structured output
+    (``--output-schema FILE``; the final agent message is the value, validated
+    against the schema since codex ignores it while tools or MCP servers are
+    active); no skills, MCP or HITL.
     """
 
     driver_type = CODEX_DRIVER_TYPE
     fingerprint_domain = FINGERPRINT_DOMAIN
     install_hint = "install the Codex CLI or set CodexConfig.command"
+    schema_in_file = True
 
     def __init__(self, config: CodexConfig | None = None) -> None:
         super().__init__(CodexConfig, config)
@@ -66,6 +75,13 @@ class CodexDriver(CLIDriver[CodexConfig]):
             config_schema=_schema(),
             sessions=SessionCapability(supports_resume=True),
             workspace=WorkspaceCapability(supported=True),
+            structured_output=StructuredOutputCapability(
+                json_schema_native=True,
+                works_with_run=True,
+                works_with_streaming=True,
+                notes="--output-schema FILE; the final agent message is the value, validated "
+                "here because codex ignores the schema while tools or MCP servers are active",
+            ),
         )
 
     def command_line(
@@ -73,6 +89,12 @@ class CodexDriver(CLIDriver[CodexConfig]):
     ) -> list[str]:
         """``codex exec --json``; see :func:`build_argv`."""
         return build_argv(config, prompt, model=model, resume_id=resume_id)
+
+    def structured_command_line(
+        self, config: CodexConfig, prompt: str, *, model: str, resume_id: str, schema: NativeSchema
+    ) -> list[str]:
+        """The same, with ``--output-schema`` naming the run's temporary schema file."""
+        return build_argv(config, prompt, model=model, resume_id=resume_id, schema_path=schema.path)
 
     def stream_parser(self, out: RunOutput, *, model: str) -> CodexStreamParser:
         """An ``exec --json`` parser; the CLI does not report the model, so it is the asked one."""

@@ -1,25 +1,40 @@
 """Parser of ``codex exec --json`` output.
 
 One JSON event per stdout line, dispatched on its parsed ``type``. What each
-event becomes:
+event becomes (``examples/README.md`` has the table):
 
 * ``thread.started``: an ``init`` transcript item; its top-level ``thread_id``
   is the session a later ``codex exec resume`` continues.
 * ``turn.started``: opens the ``turn`` step. ``turn.completed`` (usage) and
   ``turn.failed`` (error message) are the official terminal events, kept
-  verbatim; each closes the step and adds a ``result`` item.
+  verbatim; each closes what is open and adds a ``result`` item.
 * ``item.completed`` of an ``agent_message``: a text lifecycle plus an
-  ``assistant`` item (the last one is the run's output); of a ``reasoning``
-  summary: a reasoning lifecycle plus a ``thinking`` item (empty summaries are
-  skipped); of an ``error`` item (a non-fatal warning): a ``system`` item.
+  ``assistant`` item (the last one is the run's output, and the structured
+  answer when ``--output-schema`` was given); of a ``reasoning`` summary: a
+  reasoning lifecycle plus a ``thinking`` item (empty summaries are skipped);
+  of an ``error`` item (a non-fatal warning): ``codex.warning`` plus a
+  ``system`` item.
 * Tool-like items (``command_execution``, ``file_change``, ``mcp_tool_call``,
   ``web_search`` and newer kinds): ``tool_call.start`` with complete args on
   ``item.started`` (or on ``item.completed`` for items that only complete),
   ``tool_call.result`` then ``tool_call.end`` on ``item.completed``, plus
   ``tool_call`` / ``tool_result`` items.
-* A top-level ``error`` event: a ``system`` item, remembered for the failure
-  message. ``todo_list`` items, ``item.updated`` and unknown events are
-  skipped; lines that are not JSON objects become ``stdout`` items.
+* A top-level ``error`` event (``Reconnecting... 2/5 (...)``, or the error a
+  ``turn.failed`` follows): ``codex.error`` plus a ``system`` item; the last
+  one, its reconnect count and HTTP status go into the failure message and
+  metadata.
+* ``todo_list`` items, ``item.updated``, ``item.plan.delta`` and unknown
+  events are skipped; lines that are not JSON objects become ``stdout`` items.
+
+Usage (``turn.completed.usage``) already has :class:`driver.Usage`'s meaning,
+as codex's own token accounting shows (``TokenUsage`` in
+``codex-rs/protocol/src/protocol.rs``: non-cached input is ``input_tokens -
+cached_input_tokens``, the blended total adds ``output_tokens`` and nothing for
+reasoning; ``total_tokens = input_tokens + output_tokens`` in reported runs):
+``input_tokens`` includes cache reads (``cached_input_tokens``) and cache writes
+(``cache_write_input_tokens``), and ``output_tokens`` includes
+``reasoning_output_tokens``. So those two are never added again; they are kept
+on the ``result`` item's ``data``. Codex reports no cost.
 
 Reading lines and the order of the failure checks come from
 :class:`driver.clikit.JsonlParser`.
@@ -27,10 +42,19 @@ Reading lines and the order of the failure checks come from
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from driver import TerminalPayload, TranscriptItem, TranscriptKind
-from driver.clikit import JsonlParser, RunOutput, dict_field, read_usage, str_field
+from driver.clikit import (
+    JsonlParser,
+    ProcessOutcome,
+    RunOutput,
+    dict_field,
+    int_field,
+    make_usage,
+    str_field,
+)
 
 __all__ = ["CodexStreamParser"]
 
@@ -49,6 +73,12 @@ _CALL_FIELDS = {
     "web_search": ("query", "action"),
 }
 _ERROR_STATUSES = frozenset({"failed", "declined"})
+# "Reconnecting... 2/5 (...)": codex retrying a dropped or refused model stream.
+_RECONNECT = re.compile(r"^Reconnecting\S*\s+(\d+)/(\d+)")
+# "unexpected status 429 Too Many Requests: ...": the HTTP status of the model API.
+_HTTP_STATUS = re.compile(r"\bstatus (\d{3})\b")
+# Usage keys that are parts of input_tokens / output_tokens, kept for information.
+_USAGE_PARTS = ("cache_write_input_tokens", "reasoning_output_tokens")
 
 
 def _tool_call(item: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -113,6 +143,8 @@ class CodexStreamParser(JsonlParser):
         """The top-level ``thread_id`` of ``thread.started``."""
         self._turn_failed: str | None = None
         self._final_text = ""
+        self._reconnect: tuple[int, int] | None = None
+        self._http_status = 0
 
     # -- feeding --------------------------------------------------------------------------
 
@@ -130,13 +162,28 @@ class CodexStreamParser(JsonlParser):
         elif kind == "item.completed":
             self._item_completed(dict_field(line, "item"))
         elif kind == "error":
-            self._error_hint = str_field(line, "message") or self._error_hint
-            if self._error_hint:
-                self._out.item(
-                    TranscriptItem(
-                        kind=TranscriptKind.SYSTEM, subtype="error", text=self._error_hint
-                    )
-                )
+            self._error_event(line)
+
+    def _error_event(self, event: dict[str, Any]) -> None:
+        message = str_field(event, "message")
+        if not message:
+            return
+        self._error_hint = message
+        data: dict[str, Any] = {}
+        reconnect = _RECONNECT.match(message)
+        if reconnect:
+            self._reconnect = (int(reconnect[1]), int(reconnect[2]))
+            data.update(reconnect_attempt=self._reconnect[0], reconnect_max=self._reconnect[1])
+        status = _HTTP_STATUS.search(message)
+        if status:
+            self._http_status = int(status[1])
+            data["http_status"] = self._http_status
+        fields = {key: value for key, value in event.items() if key != "type"}
+        self.vendor(
+            "codex.error",
+            fields,
+            TranscriptItem(kind=TranscriptKind.SYSTEM, subtype="error", text=message, data=data),
+        )
 
     def _thread_started(self, event: dict[str, Any]) -> None:
         self.thread_id = str_field(event, "thread_id")
@@ -148,15 +195,21 @@ class CodexStreamParser(JsonlParser):
 
     def _turn_ended(self, event: dict[str, Any], text: str) -> None:
         self.terminal = TerminalPayload(event=str_field(event, "type"), raw_json=text)
+        self._out.end_open_tools()  # a failed turn leaves a running command without result
         self._out.step_finish(_STEP)
         if event.get("type") == "turn.completed":
             self._turn_failed = None
             usage = event.get("usage")
-            self.usage = (
-                read_usage(usage, cached_key="cached_input_tokens")
-                if isinstance(usage, dict)
-                else None
-            )
+            parts: dict[str, Any] = {}
+            if isinstance(usage, dict):
+                self.usage = make_usage(
+                    input_tokens=int_field(usage, "input_tokens"),
+                    cached_input_tokens=int_field(usage, "cached_input_tokens"),
+                    output_tokens=int_field(usage, "output_tokens"),
+                )
+                parts = {key: int_field(usage, key) for key in _USAGE_PARTS if key in usage}
+            else:
+                self.usage = None
             self._out.item(
                 TranscriptItem(
                     kind=TranscriptKind.RESULT,
@@ -164,6 +217,7 @@ class CodexStreamParser(JsonlParser):
                     text="turn completed",
                     session_id=self.thread_id,
                     usage=self.usage,
+                    data=parts,
                 )
             )
             return
@@ -212,8 +266,10 @@ class CodexStreamParser(JsonlParser):
         elif kind == "error":
             message = str_field(item, "message")
             if message:
-                self._out.item(
-                    TranscriptItem(kind=TranscriptKind.SYSTEM, subtype="warning", text=message)
+                self.vendor(
+                    "codex.warning",
+                    {key: value for key, value in item.items() if key != "type"},
+                    TranscriptItem(kind=TranscriptKind.SYSTEM, subtype="warning", text=message),
                 )
         elif kind not in _NOT_TOOLS and item_id:
             self._start_tool(item)  # items that only complete (older file_change)
@@ -244,7 +300,28 @@ class CodexStreamParser(JsonlParser):
         """The final assistant text: the last ``agent_message`` (possibly empty)."""
         return self._final_text
 
+    def structured_json(self) -> str | None:
+        """The final ``agent_message`` (with ``--output-schema``, the JSON answer)."""
+        return self._final_text or None
+
     def reported_failure(self, meta: dict[str, Any]) -> str:
         """A ``turn.failed`` line: its error message, else the last ``error`` event."""
         meta["event"] = "turn.failed"
         return self._turn_failed or self._error_hint or "codex reported turn.failed"
+
+    def failure_context(self, meta: dict[str, Any], message: str, outcome: ProcessOutcome) -> str:
+        """The reconnect count, the model API's HTTP status and the last error event, in
+        the message (unless it already quotes them) and as metadata."""
+        parts: list[str] = []
+        if self._reconnect is not None:
+            attempt, limit = self._reconnect
+            meta.update(reconnect_attempt=attempt, reconnect_max=limit)
+            if not _RECONNECT.match(self._error_hint):  # else the last error below says it
+                parts.append(f"reconnect {attempt} of {limit}")
+        if self._http_status:
+            meta["http_status"] = self._http_status
+        if self._error_hint:
+            meta["last_error"] = self._error_hint
+            if self._error_hint not in message:
+                parts.append(f"last error: {self._error_hint}")
+        return "; ".join(parts)

@@ -10,6 +10,7 @@ in ``adaptertest.clikit``; this file gives them Codex's data.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,7 @@ from codex_driver import (
     CodexStreamParser,
     build_argv,
 )
-from driver import Request, SessionContext, SessionState, StreamKind, TranscriptKind
+from driver import Request, SessionContext, SessionState, StreamKind, TranscriptKind, Usage
 from driver.clikit import ProcessOutcome, RunOutput
 
 RECORDINGS = testing.recordings_dir(__file__)
@@ -39,6 +40,14 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
 # -- the parser, one recording at a time -----------------------------------------------------
 
 
+def usage(total_input: int, cached: int, output: int) -> Usage:
+    """Codex's own counts: input already includes cache reads and writes, output already
+    includes reasoning; codex reports no cost."""
+    return Usage(input_tokens=total_input, cached_input_tokens=cached, output_tokens=output)
+
+
+LIMIT_429 = "unexpected status 429 Too Many Requests: Rate limit reached for gpt-5-codex"
+
 CASES = [
     Case(
         "success.jsonl",
@@ -49,6 +58,7 @@ CASES = [
         True,
         "0199e5a2-7c41-7d30-a8f5-2b6e9c4d1f08",
         None,
+        usage=usage(11842, 9216, 5),
     ),
     Case(
         "tool_use.jsonl",
@@ -86,6 +96,7 @@ CASES = [
         True,
         "0199e5b7-1e02-7a4c-9b3d-6f0a8c2e5d71",
         None,
+        usage=usage(24310, 19968, 538),  # 128 reasoning tokens are inside the 538
     ),
     Case(
         "thinking.jsonl",
@@ -97,23 +108,25 @@ CASES = [
         True,
         "0199e5c4-9a53-7f12-b8e6-1d4c7a0f3e92",
         None,
+        usage=usage(9120, 7680, 214),
     ),
     Case(
         "error_result.jsonl",
         1,
         ("init", "system", "system", "result"),
-        ("step.started", "step.finished"),
+        ("codex.warning", "step.started", "codex.error", "step.finished"),
         "",
         False,
         "0199e5d0-4b86-7e3a-a1f9-8c2d6e0b4a57",
         "unexpected status 401 Unauthorized",
         "error_result.stderr.txt",
+        failure_metadata={"event": "turn.failed", "http_status": 401},
     ),
     Case(
         "usage_limit.jsonl",
         1,
         ("init", "assistant", "tool_call", "tool_result", "system", "result"),
-        ("step.started", *TEXT, *TOOL, "step.finished"),
+        ("step.started", *TEXT, *TOOL, "codex.error", "step.finished"),
         "Running the parser tests before changing anything.",
         False,
         "0199e5e3-6d17-7b48-9c05-3f7a1e9d2b60",
@@ -139,6 +152,73 @@ CASES = [
         True,
         "0199e600-8e35-7a61-9d27-5b1f4c8e0a33",
         None,
+        usage=usage(10233, 8960, 31),
+    ),
+    Case(
+        "reconnect_429.jsonl",
+        1,
+        ("init", *["system"] * 6, "result"),
+        ("step.started", *["codex.error"] * 6, "step.finished"),
+        "",
+        False,
+        "0199e612-3f8a-7c25-9e41-6b0d2a8c5f17",
+        f"{LIMIT_429}",
+        "reconnect_429.stderr.txt",
+        failure_metadata={"reconnect_attempt": 5, "reconnect_max": 5, "http_status": 429},
+    ),
+    Case(
+        "usage_limit_mid_tool.jsonl",
+        1,
+        ("init", "thinking", "assistant", "tool_call", "system", "result"),
+        # cargo test never completes: its call closes before the step.
+        (
+            "step.started",
+            *REASONING,
+            *TEXT,
+            "tool_call.start",
+            "codex.error",
+            "tool_call.end",
+            "step.finished",
+        ),
+        "Running the whole workspace test suite before touching the parser.",
+        False,
+        "0199e61c-8d02-7e9b-a4f6-1c7e3b5d9a28",
+        "You've hit your usage limit. Upgrade to Pro",
+        failure_metadata={"event": "turn.failed"},
+    ),
+    Case(
+        "killed_reconnecting.jsonl",
+        -1,
+        ("init", "assistant", "tool_call", "tool_result", "system", "system", "system"),
+        ("step.started", *TEXT, *TOOL, *["codex.error"] * 3),
+        "Checking which migrations are still pending.",
+        False,
+        "0199e627-1b4c-7a03-8f5e-9d2a6c0e4b71",
+        "codex was ended by SIGTERM (last error: Reconnecting... 3/5 (stream disconnected",
+        signal="SIGTERM",
+        failure_metadata={"reconnect_attempt": 3, "reconnect_max": 5},
+    ),
+    Case(
+        "structured_ok.jsonl",
+        0,
+        ("init", "thinking", "assistant", "result"),
+        ("step.started", *REASONING, *TEXT, "step.finished"),
+        '{"ok":true}',
+        True,
+        "0199e631-6e27-7d48-b1c9-3a5f8e2d0c96",
+        None,
+        usage=usage(12066, 9216, 52),  # cache writes (2688) and reasoning (38) are inside
+    ),
+    Case(
+        "structured_ignored.jsonl",
+        0,
+        ("init", "tool_call", "tool_result", "assistant", "result"),
+        ("step.started", *TOOL, *TEXT, "step.finished"),
+        "All good: the billing service answered in 41 ms.",
+        True,
+        "0199e63b-0a93-7f16-8c2d-5e4b7a1f3d08",
+        None,
+        usage=usage(15310, 11264, 64),
     ),
 ]
 
@@ -166,9 +246,7 @@ def test_parser_keeps_terminal_json_verbatim_and_reads_usage() -> None:
     assert parser.terminal is not None
     assert parser.terminal.event == "turn.completed"
     assert parser.terminal.raw_json == last_line
-    assert parser.usage is not None
-    assert (parser.usage.input_tokens, parser.usage.output_tokens) == (24310, 538)
-    assert parser.usage.cached_input_tokens == 19968
+    assert parser.usage == usage(24310, 19968, 538)
     failed, _, _ = parse((RECORDINGS / "error_result.jsonl").read_bytes())
     assert failed.terminal is not None
     assert failed.terminal.event == "turn.failed"
@@ -228,7 +306,16 @@ async def test_driver_on_recording(case: Case, anyio_backend: str) -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("recording", ["tool_use.jsonl", "nonzero_exit.jsonl"])
+@pytest.mark.parametrize(
+    "recording",
+    [
+        "tool_use.jsonl",
+        "nonzero_exit.jsonl",
+        "reconnect_429.jsonl",
+        "usage_limit_mid_tool.jsonl",
+        "killed_reconnecting.jsonl",
+    ],
+)
 async def test_driver_on_both_backends(recording: str) -> None:
     await testing.check_driver_on_both_backends(REPLAY, recording)
 
@@ -290,7 +377,7 @@ def test_config_validation() -> None:
 
 def test_descriptor_and_stream_capability_are_honest() -> None:
     models = testing.check_descriptor_and_stream_capability(
-        CodexDriver, CodexConfig(model="gpt-test"), CODEX_DRIVER_TYPE
+        CodexDriver, CodexConfig(model="gpt-test"), CODEX_DRIVER_TYPE, structured_native=True
     )
     assert models == ["gpt-test"]
     assert CodexDriver().descriptor().models == ()
@@ -309,3 +396,106 @@ def test_config_fingerprint_follows_the_config() -> None:
 async def test_environment_check_looks_for_the_program(anyio_backend: str) -> None:
     missing = "codex-is-not-installed-here"
     await testing.check_environment_probe(CodexDriver, CodexConfig, missing)
+
+
+# -- usage, diagnostics and native structured output --------------------------------------------
+
+
+def test_usage_counts_reasoning_and_cache_writes_once() -> None:
+    parser, out, _ = parse((RECORDINGS / "structured_ok.jsonl").read_bytes())
+    # input_tokens already holds the 2688 cache writes, output_tokens the 38 reasoning
+    # tokens: added again, they would be billed twice.
+    assert parser.usage == usage(12066, 9216, 52)
+    result = out.transcript[-1]
+    assert result.usage == parser.usage
+    assert result.data == {"cache_write_input_tokens": 2688, "reasoning_output_tokens": 38}
+    # Only turn.completed reports usage; a failed turn reports none (None, not zeros).
+    failed, _, _ = parse((RECORDINGS / "reconnect_429.jsonl").read_bytes())
+    assert failed.usage is None
+
+
+def test_error_events_and_items_become_vendor_kinds() -> None:
+    _, out, sink = parse((RECORDINGS / "reconnect_429.jsonl").read_bytes())
+    errors = [p for p in sink.stream if p.kind == "codex.error"]
+    assert errors[0].raw == {"message": f"Reconnecting... 1/5 ({errors[-1].raw['message']})"}
+    items = [i for i in out.transcript if i.kind == TranscriptKind.SYSTEM]
+    assert [i.text for i in items] == [p.raw["message"] for p in errors]
+    assert items[4].data == {"reconnect_attempt": 5, "reconnect_max": 5, "http_status": 429}
+    assert items[5].data == {"http_status": 429}  # the final error is not a reconnect
+    _, out, sink = parse((RECORDINGS / "error_result.jsonl").read_bytes())
+    warning = sink.stream[0]
+    assert warning.kind == "codex.warning"
+    assert warning.raw["id"] == "item_0"
+    assert warning.raw["message"].startswith("Model metadata for `gpt-5-codex-mini` not found")
+    assert out.transcript[1].subtype == "warning"
+
+
+def test_a_killed_run_with_an_exit_code_quotes_the_last_error() -> None:
+    data = (RECORDINGS / "killed_reconnecting.jsonl").read_bytes()
+    parser, _, _ = parse(data)
+    failure = parser.failure(ProcessOutcome(1, "", False, data, b""), 60)
+    assert failure is not None
+    assert failure.message.startswith("codex exited with code 1: Reconnecting... 3/5 (stream")
+    assert failure.message.count("Reconnecting") == 1  # said once, not again in the context
+    assert failure.metadata["last_error"].startswith("Reconnecting... 3/5")
+
+
+def test_the_schema_file_goes_before_the_resume_subcommand() -> None:
+    config = CodexConfig(extra_args=("--sandbox", "read-only"))
+    argv = build_argv(config, "p", model="", resume_id="t-1", schema_path="/tmp/s.json")
+    assert argv == [
+        "codex",
+        "exec",
+        "--json",
+        "--output-schema",
+        "/tmp/s.json",
+        "--sandbox",
+        "read-only",
+        "resume",
+        "t-1",
+        "--",
+        "p",
+    ]
+
+
+@pytest.mark.anyio
+async def test_structured_output_is_the_final_message(tmp_path: Path) -> None:
+    response, argv = await testing.check_structured_answer(
+        REPLAY, "structured_ok.jsonl", tmp_path / "argv.json"
+    )
+    schema_path = Path(argv[argv.index("--output-schema") + 1])
+    assert argv.index("--output-schema") < argv.index("--")
+    assert not schema_path.exists()  # the run's temporary schema file is gone
+    assert response.output == '{"ok":true}'
+
+
+@pytest.mark.anyio
+async def test_the_schema_file_holds_the_exact_schema_while_codex_runs(tmp_path: Path) -> None:
+    copy = tmp_path / "schema-seen.json"
+    recording = RECORDINGS / "structured_ok.jsonl"
+    code = (
+        "import shutil, sys\n"
+        "from adaptertest.replay import main\n"
+        "args = sys.argv[1:]\n"
+        f"shutil.copy(args[args.index('--output-schema') + 1], {str(copy)!r})\n"
+        f"sys.exit(main([{str(recording)!r}, '--']))\n"
+    )
+    driver = CodexDriver(CodexConfig(command=(sys.executable, "-c", code)))
+    request = testing.structured_request()
+    response = await driver.run(request, RecordingSink())
+    assert response.failure is None
+    assert request.output_schema is not None
+    assert copy.read_text(encoding="utf-8") == request.output_schema.schema_document
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("recording", "problem"),
+    [
+        # An MCP tool was active, so codex ignored the schema: the prose fails validation.
+        ("structured_ignored.jsonl", "the answer is not one JSON document"),
+        ("reconnect_429.jsonl", LIMIT_429),
+    ],
+)
+async def test_structured_output_off_schema_fails_the_run(recording: str, problem: str) -> None:
+    await testing.check_structured_refused(REPLAY, recording, problem)

@@ -1,0 +1,86 @@
+"""The Gemini CLI driver: runs ``gemini --output-format stream-json`` once per run.
+
+The descriptor, the probes, the session codec, the config fingerprint and
+``run`` come from :class:`driver.clikit.CLIDriver`; this module supplies the
+command line, the parser and the stream capability.
+"""
+
+from __future__ import annotations
+
+from driver import StreamCapability
+from driver.clikit import CLIDriver, RunOutput
+from gemini_driver._config import FINGERPRINT_DOMAIN, GEMINI_DRIVER_TYPE, GeminiConfig
+from gemini_driver._parser import GeminiStreamParser
+
+__all__ = ["GeminiDriver", "build_argv"]
+
+
+def build_argv(config: GeminiConfig, prompt: str, *, model: str, resume_id: str) -> list[str]:
+    """The command line of one run.
+
+    The prompt goes last as ``--prompt=<text>``, one argument, so a prompt that
+    starts with ``-`` stays a prompt; ``--prompt`` (``-p``) makes the run headless; tools that
+    need approval stay unavailable unless ``extra_args`` says otherwise (e.g.
+    ``--approval-mode yolo``).
+    """
+    argv = [*config.command, "--output-format", "stream-json"]
+    if model:
+        argv += ["--model", model]
+    if resume_id:
+        argv += ["--resume", resume_id]
+    return [*argv, *config.extra_args, f"--prompt={prompt}"]
+
+
+class GeminiDriver(CLIDriver[GeminiConfig]):
+    """Drives Gemini CLI headless, one process per run.
+
+    Declares resume (``--resume <session id>`` appends to the session ``init``
+    named, under the same id), workspace leases and token-level streaming:
+    the CLI prints the answer in ``delta`` chunks, each one a ``text.content``
+    payload. No reasoning (stream-json has no thought events), no tool-call
+    argument deltas, no HITL (headless mode never asks), no skills, MCP or
+    structured output.
+
+    Usage (:class:`driver.Usage`) comes from ``result.stats``. What its counts
+    mean, from gemini-cli's source (``StreamJsonFormatter.convertToStreamStats``
+    and the telemetry it sums): per model, ``input_tokens`` is the API's
+    ``promptTokenCount``, cached tokens *included*; ``cached`` is the cached
+    part and ``input`` the rest (``input_tokens = cached + input``);
+    ``output_tokens`` is ``candidatesTokenCount``, thinking tokens *excluded*;
+    ``total_tokens`` is ``totalTokenCount``, which adds the thinking tokens (and
+    the rare tool-use prompt tokens). stream-json prints no thinking count of
+    its own, so:
+
+    - ``input_tokens`` = ``input_tokens`` (or ``cached + input`` if larger);
+    - ``cached_input_tokens`` = ``cached`` (cache reads; no cache-write count
+      exists);
+    - ``output_tokens`` = ``total_tokens - input_tokens`` when that is larger
+      than ``output_tokens``, so thinking counts once, as output;
+    - ``estimated_cost_milli`` = 0: the CLI reports no cost.
+
+    The top-level counts are the sum over ``stats.models`` (one entry per model
+    that answered: auto-routing adds a router model); without them the
+    per-model counts are summed the same way.
+    """
+
+    driver_type = GEMINI_DRIVER_TYPE
+    fingerprint_domain = FINGERPRINT_DOMAIN
+    install_hint = (
+        "install Gemini CLI (npm install -g @google/gemini-cli) or set GeminiConfig.command"
+    )
+    display_name = "Gemini CLI (stream-json example)"
+    extra_args_hint = "--approval-mode yolo"
+    capability = StreamCapability(native=True, token_level=True)
+
+    def __init__(self, config: GeminiConfig | None = None) -> None:
+        super().__init__(GeminiConfig, config)
+
+    def command_line(
+        self, config: GeminiConfig, prompt: str, *, model: str, resume_id: str
+    ) -> list[str]:
+        """``gemini --output-format stream-json``; see :func:`build_argv`."""
+        return build_argv(config, prompt, model=model, resume_id=resume_id)
+
+    def stream_parser(self, out: RunOutput, *, model: str) -> GeminiStreamParser:
+        """A stream-json parser; ``init`` names the model, ``result.stats`` the one used."""
+        return GeminiStreamParser(out, model=model)

@@ -1,0 +1,600 @@
+"""Behaviour of the Gemini CLI example driver on recorded ``stream-json`` output.
+
+Parser tests feed a recording straight into the parser (no process). Driver
+tests use the kit's replay stand-in as the CLI, so the whole path from the
+process to the response runs; no Gemini CLI is needed. Deadlines, cancellation,
+start failures and the resume guard are format-independent: ``driver.clikit``'s
+tests cover them once for every driver. The checks every CLI driver shares live
+in ``adaptertest.clikit``; this file gives them Gemini's data and adds what
+only this driver does: token deltas, ``gemini.error`` payloads, usage from
+``result.stats`` and the failure metadata.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adaptertest import RecordingSink
+from adaptertest import clikit as testing
+from adaptertest.clikit import TOOL, Case, Replay
+from driver import (
+    Request,
+    SessionContext,
+    SessionState,
+    StreamCapability,
+    StreamKind,
+    TranscriptKind,
+    Usage,
+)
+from driver.clikit import ProcessOutcome, RunOutput
+from gemini_driver import (
+    ERROR_KIND,
+    GEMINI_DRIVER_TYPE,
+    GeminiConfig,
+    GeminiDriver,
+    GeminiStreamParser,
+    build_argv,
+    stats_usage,
+)
+
+RECORDINGS = testing.recordings_dir(__file__)
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    backend: str = request.param
+    return backend
+
+
+def text(chunks: int) -> tuple[str, ...]:
+    """A text block streamed in ``chunks`` deltas."""
+    return ("text.start", *["text.content"] * chunks, "text.end")
+
+
+# -- the parser, one recording at a time -----------------------------------------------------
+
+
+CASES = [
+    Case(
+        "success.jsonl",
+        0,
+        ("init", "assistant", "result"),
+        ("step.started", *text(2), "step.finished"),
+        "OK",
+        True,
+        "5d0c7e3a-1b42-4f69-9a8e-2c7d41e0b6f3",
+        None,
+    ),
+    Case(
+        "tool_use.jsonl",
+        0,
+        (
+            "init",
+            "assistant",
+            "tool_call",
+            "tool_result",
+            "tool_call",  # two calls of one model request, then their two results
+            "tool_call",
+            "tool_result",
+            "tool_result",
+            "tool_call",
+            "tool_result",
+            "tool_call",
+            "tool_result",
+            "assistant",
+            "result",
+        ),
+        (
+            "step.started",
+            *text(2),
+            *TOOL,
+            "step.finished",
+            "step.started",
+            "tool_call.start",
+            "tool_call.start",
+            "tool_call.result",
+            "tool_call.end",
+            "tool_call.result",
+            "tool_call.end",
+            "step.finished",
+            "step.started",
+            *TOOL,
+            "step.finished",
+            "step.started",
+            *TOOL,
+            "step.finished",
+            "step.started",
+            *text(3),
+            "step.finished",
+        ),
+        "`add()` returned `a - b`; it now returns `a + b`, which is what `test_add` expects.",
+        True,
+        "9e41b6d2-7a03-4c85-b1f0-3d8a2e6c5b17",
+        None,
+    ),
+    Case(
+        "loop_detected.jsonl",
+        0,
+        ("init", "assistant", *("tool_call", "tool_result") * 3, "system", "result"),
+        (
+            "step.started",
+            *text(1),
+            *TOOL,
+            "step.finished",
+            "step.started",
+            *TOOL,
+            "step.finished",
+            "step.started",
+            *TOOL,
+            ERROR_KIND,  # a warning: the run still succeeds
+            "step.finished",
+        ),
+        "Reading the changelog.",
+        True,
+        "e6b3f0d8-92c1-4a7e-8d05-6f1a2c9b4e37",
+        None,
+    ),
+    Case(
+        "error_result.jsonl",
+        1,
+        ("init", "assistant", "tool_call", "tool_result", "system", "result"),
+        ("step.started", *text(2), *TOOL, ERROR_KIND, "step.finished"),
+        "Checking the CI log first.",
+        False,
+        "c3f85a10-6e2d-4b97-8d14-a5e09b7f2c68",
+        "Model stream ended with empty response text.",
+    ),
+    Case(
+        "turn_limit.jsonl",
+        53,
+        ("init", "assistant", "tool_call", "tool_result", "system"),
+        ("step.started", *text(1), *TOOL, ERROR_KIND),  # the terminal closes the step
+        "Searching for `Foo`.",
+        False,
+        "0a7d2c94-35be-4e18-9f62-b8c1d47e3a05",
+        "gemini exited with code 53: Reached max session turns for this session.",
+        "turn_limit.stderr.txt",
+    ),
+    Case(
+        "nonzero_exit.jsonl",
+        1,
+        ("init", "assistant", "tool_call", "stdout"),
+        ("step.started", *text(2), "tool_call.start"),
+        "Running the migrations.",
+        False,
+        "71c9e4b2-0d86-4f3a-a5e7-c2b8d10f6e94",
+        "gemini exited with code 1: Error when talking to Gemini API",
+        "nonzero_exit.stderr.txt",
+    ),
+    Case(
+        "auth_error.jsonl",
+        41,
+        (),
+        (),
+        "",
+        False,
+        "",
+        "gemini exited with code 41: Please set an Auth method",
+        "auth_error.stderr.txt",
+    ),
+    Case(
+        "garbage.jsonl",
+        0,
+        ("stdout", "init", "stdout", "assistant", "result"),  # the answer closes at result
+        ("step.started", *text(2), "step.finished"),
+        "Done: the README now links to CONTRIBUTING.md.",
+        True,
+        "b85e1f37-4c09-4d2a-9e6b-0f7c3a5d8e21",
+        None,
+    ),
+]
+
+USAGE = {
+    # input_tokens includes cached; output adds the thinking tokens total_tokens counts.
+    "success.jsonl": Usage(input_tokens=8052, output_tokens=77, cached_input_tokens=0),
+    "tool_use.jsonl": Usage(input_tokens=42210, output_tokens=2212, cached_input_tokens=28672),
+    "loop_detected.jsonl": Usage(input_tokens=30412, output_tokens=310, cached_input_tokens=22016),
+    "error_result.jsonl": Usage(input_tokens=187340, output_tokens=944, cached_input_tokens=120832),
+    "turn_limit.jsonl": None,  # no result line, no stats
+    "nonzero_exit.jsonl": None,
+    "auth_error.jsonl": None,
+    "garbage.jsonl": Usage(input_tokens=9120, output_tokens=55, cached_input_tokens=8192),
+}
+
+FAILURE_METADATA: dict[str, dict[str, Any]] = {
+    "error_result.jsonl": {
+        "exit_code": 1,
+        "status": "error",
+        "error_type": "InvalidStreamError",
+        "last_error": "The model returned an empty text response. If your context window is "
+        "near capacity, try using /compress.",
+        "last_error_severity": "error",
+    },
+    "turn_limit.jsonl": {
+        "exit_code": 53,
+        "exit_reason": "turn_limit",
+        "last_error": "Maximum session turns exceeded",
+        "last_error_severity": "error",
+    },
+    "nonzero_exit.jsonl": {"exit_code": 1},
+    "auth_error.jsonl": {"exit_code": 41, "exit_reason": "authentication"},
+}
+
+
+REPLAY = Replay(RECORDINGS, CASES, lambda command: GeminiDriver(GeminiConfig(command=command)))
+
+
+def new_parser(out: RunOutput) -> GeminiStreamParser:
+    return GeminiStreamParser(out, model="gemini-test")
+
+
+def parse(data: bytes) -> tuple[GeminiStreamParser, RunOutput, RecordingSink]:
+    return testing.parse_output(new_parser, data)
+
+
+def parse_recording(recording: str) -> tuple[GeminiStreamParser, RunOutput, RecordingSink]:
+    return parse((RECORDINGS / recording).read_bytes())
+
+
+def lines_of(*events: dict[str, Any]) -> bytes:
+    return "\n".join(json.dumps(e) for e in events).encode()
+
+
+def test_every_recording_has_a_case_and_its_expectations() -> None:
+    recordings = {p.name for p in RECORDINGS.glob("*.jsonl")}
+    assert {case.recording for case in CASES} == recordings
+    assert set(USAGE) == recordings
+    failed = {case.recording for case in CASES if case.failure is not None}
+    assert set(FAILURE_METADATA) == failed
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.recording)
+def test_parser_on_recording(case: Case) -> None:
+    parser, out = testing.check_parser_on_recording(case, RECORDINGS, new_parser)
+    assert parser.usage == USAGE[case.recording]
+    stderr = (RECORDINGS / case.stderr).read_bytes() if case.stderr else b""
+    outcome = ProcessOutcome(case.exit_code, "", False, b"", stderr)
+    failure = parser.failure(outcome, 60)
+    if case.failure is not None:
+        assert failure is not None
+        assert failure.metadata == FAILURE_METADATA[case.recording]
+    if "init" in case.items:
+        init = out.transcript[case.items.index("init")]
+        assert init.session_id == case.session
+        assert init.model != ""
+
+
+def test_text_deltas_are_the_chunks_and_the_item_is_their_join() -> None:
+    _, out, sink = parse_recording("tool_use.jsonl")
+    contents = [p for p in sink.stream if p.kind == StreamKind.TEXT_CONTENT]
+    assert [p.delta for p in contents] == [
+        "I'll run the",
+        " tests first.",
+        "`add()` returned `a - b`;",
+        " it now returns `a + b`,",
+        " which is what `test_add` expects.",
+    ]
+    assert [p.message_id for p in contents] == ["turn-1/text"] * 2 + ["turn-5/text"] * 3
+    assistant = [i.text for i in out.transcript if i.kind == TranscriptKind.ASSISTANT]
+    assert assistant == [
+        "I'll run the tests first.",
+        "`add()` returned `a - b`; it now returns `a + b`, which is what `test_add` expects.",
+    ]
+    assert not any(i.delta for i in out.transcript)  # whole blocks in the transcript
+
+
+def test_a_message_without_delta_is_a_block_of_its_own() -> None:
+    parser, out, sink = parse(
+        lines_of(
+            {"type": "init", "session_id": "s-1", "model": "gemini-2.5-pro"},
+            {"type": "message", "role": "user", "content": "hi"},  # the prompt's echo
+            {"content": "Hel", "delta": True, "role": "assistant", "type": "message"},  # key order
+            {"type": "message", "role": "assistant", "content": "", "delta": True},
+            {"type": "message", "role": "assistant", "content": "Hello there."},
+            {"type": "message", "role": "assistant", "content": "again", "delta": True},
+            {"type": "message", "role": "assistant", "content": "!", "delta": 1},  # not true
+            {"status": "success", "type": "result"},
+        )
+    )
+    assert [p.kind for p in sink.stream] == [
+        "step.started",
+        *text(1),  # the open delta block closes before the whole message
+        *text(1),
+        *text(1),
+        *text(1),  # delta 1 is not delta true: a whole message
+        "step.finished",
+    ]
+    assistant = [i.text for i in out.transcript if i.kind == TranscriptKind.ASSISTANT]
+    assert assistant == ["Hel", "Hello there.", "again", "!"]
+    assert parser.output() == "!"
+    assert parser.succeeded
+    assert parser.usage is None  # a result without stats reports no usage
+
+
+def test_error_lines_become_vendor_payloads_and_system_items() -> None:
+    _, out, sink = parse_recording("loop_detected.jsonl")
+    (payload,) = [p for p in sink.stream if p.kind == ERROR_KIND]
+    assert payload.raw == {"severity": "warning", "message": "Loop detected, stopping execution"}
+    assert payload.thread_id == "e6b3f0d8-92c1-4a7e-8d05-6f1a2c9b4e37"
+    (item,) = [i for i in out.transcript if i.kind == TranscriptKind.SYSTEM]
+    assert (item.subtype, item.text) == ("warning", "Loop detected, stopping execution")
+    _, out, _ = parse(lines_of({"type": "error"}))
+    assert [(i.subtype, i.text) for i in out.transcript] == [
+        ("error", "gemini reported an error without a message")
+    ]
+
+
+def test_tool_results_keep_status_output_and_error() -> None:
+    _, out, sink = parse_recording("tool_use.jsonl")
+    starts = {p.tool_call_id: p for p in sink.stream if p.kind == StreamKind.TOOL_CALL_START}
+    shell = "run_shell_command-1791965742032-4c2f7a"
+    assert starts[shell].name == "run_shell_command"
+    assert starts[shell].args == {
+        "command": "python -m pytest -q",
+        "description": "Run the test suite",
+    }
+    results = {p.tool_call_id: p.result for p in sink.stream if p.kind == "tool_call.result"}
+    items = {i.tool_use_id: i for i in out.transcript if i.kind == TranscriptKind.TOOL_RESULT}
+    missing = "read_file-1791965745135-a81d03"
+    assert results[missing] == {
+        "status": "error",
+        "error": {
+            "type": "file_not_found",
+            "message": "File not found: /home/ana/projects/calc/calk.py",
+        },
+    }
+    assert items[missing].is_error
+    assert items[missing].text == "File not found: /home/ana/projects/calc/calk.py"
+    no_output = "read_file-1791965745136-5be9e0"  # success without an output field
+    assert results[no_output] == {"status": "success"}
+    assert (items[no_output].text, items[no_output].is_error) == ("success", False)
+    assert results["read_file-1791965746451-0e7b44"] == {"status": "success", "output": ""}
+    assert items[shell].text.startswith("F.\nFAILED test_calc.py::test_add")
+
+
+def test_the_result_item_carries_usage_and_the_rest_of_the_stats() -> None:
+    parser, out, _ = parse_recording("tool_use.jsonl")
+    result = out.transcript[-1]
+    assert result.kind == TranscriptKind.RESULT
+    assert (result.subtype, result.is_error) == ("success", False)
+    assert result.usage == USAGE["tool_use.jsonl"]
+    assert result.data["duration_ms"] == 12611
+    assert result.data["tool_calls"] == 5
+    assert set(result.data["models"]) == {"gemini-2.5-flash-lite", "gemini-2.5-pro"}
+    assert "input_tokens" not in result.data  # counts live in usage, in one meaning
+    assert parser.model == "auto"  # two models answered: init's name stays
+    single, _, _ = parse_recording("success.jsonl")
+    assert single.model == "gemini-2.5-flash"
+    _, out, _ = parse_recording("error_result.jsonl")
+    assert out.transcript[-1].errors == ["Model stream ended with empty response text."]
+    assert out.transcript[-1].is_error
+
+
+def test_a_missing_result_is_not_a_success() -> None:
+    lines = (RECORDINGS / "success.jsonl").read_text(encoding="utf-8").splitlines()[:-1]
+    parser, _, _ = parse("\n".join(lines).encode())
+    failure = parser.failure(ProcessOutcome(0, "", False, b"", b""), 60)
+    assert failure is not None
+    assert failure.message == "gemini exited without a result line"
+
+
+def test_an_error_result_without_error_quotes_the_last_error_line() -> None:
+    parser, _, _ = parse(
+        lines_of(
+            {"type": "error", "severity": "error", "message": "Model stream ended early"},
+            {"type": "result", "status": "error"},
+        )
+    )
+    failure = parser.failure(ProcessOutcome(0, "", False, b"", b""), 60)
+    assert failure is not None
+    assert failure.message == "Model stream ended early"
+    assert failure.metadata["status"] == "error"
+    assert "error_type" not in failure.metadata
+    bare, _, _ = parse(lines_of({"type": "result"}))
+    failure = bare.failure(ProcessOutcome(0, "", False, b"", b""), 60)
+    assert failure is not None
+    assert failure.message == "gemini reported no status"
+    odd, _, _ = parse(lines_of({"type": "result", "status": "cancelled"}))
+    failure = odd.failure(ProcessOutcome(0, "", False, b"", b""), 60)
+    assert failure is not None
+    assert failure.message == "gemini reported status 'cancelled'"
+
+
+def test_a_fatal_exit_quotes_stderr_else_the_last_error_line() -> None:
+    parser, _, _ = parse_recording("turn_limit.jsonl")
+    quiet = parser.failure(ProcessOutcome(53, "", False, b"", b""), 60)
+    assert quiet is not None
+    assert quiet.message == "gemini exited with code 53: Maximum session turns exceeded"
+    stopped = parser.failure(ProcessOutcome(130, "", True, b"", b""), 5)
+    assert stopped is not None
+    assert "exit_reason" not in stopped.metadata  # the driver stopped it: no CLI verdict
+
+
+@pytest.mark.parametrize(
+    ("stats", "usage"),
+    [
+        ({}, None),
+        ({"duration_ms": 5, "models": {}}, None),
+        (  # thinking: total_tokens - input_tokens beats output_tokens
+            {"total_tokens": 1500, "input_tokens": 1000, "output_tokens": 100, "cached": 400},
+            Usage(input_tokens=1000, output_tokens=500, cached_input_tokens=400),
+        ),
+        (  # no thinking (or no total): output_tokens as reported
+            {"total_tokens": 1100, "input_tokens": 1000, "output_tokens": 100},
+            Usage(input_tokens=1000, output_tokens=100),
+        ),
+        (
+            {"input_tokens": 1000, "output_tokens": 100, "cached": 400, "input": 600},
+            Usage(input_tokens=1000, output_tokens=100, cached_input_tokens=400),
+        ),
+        (  # input_tokens missing: the breakdown adds up to it
+            {"output_tokens": 7, "cached": 400, "input": 600},
+            Usage(input_tokens=1000, output_tokens=7, cached_input_tokens=400),
+        ),
+        (  # only per-model counts: summed, thinking per model
+            {
+                "models": {
+                    "a": {"total_tokens": 130, "input_tokens": 100, "output_tokens": 10},
+                    "b": {"input_tokens": 50, "output_tokens": 5, "cached": 20},
+                    "junk": "not counts",
+                }
+            },
+            Usage(input_tokens=150, output_tokens=35, cached_input_tokens=20),
+        ),
+        (  # booleans, strings and negatives are not counts
+            {"input_tokens": True, "output_tokens": "12", "cached": -3, "total_tokens": 2.5},
+            Usage(),
+        ),
+    ],
+)
+def test_stats_usage_follows_the_usage_definition(
+    stats: dict[str, Any], usage: Usage | None
+) -> None:
+    assert stats_usage(stats) == usage
+    if usage is not None:
+        assert usage.cached_input_tokens <= usage.input_tokens
+
+
+def test_parser_survives_corrupt_and_odd_lines() -> None:
+    testing.check_parser_survives_odd_lines(
+        new_parser,
+        truncated=b'{"type": "message", "role": "assistant", "content": "Hel',
+        not_an_object=b'{"type": "tool_use", "tool_id": ["not", "a", "string"]}',
+        unexpected=b'{"type": "message", "role": "assistant", "content": {"t": 1}, "delta": true}',
+        nan_terminal=b'{"type": "result", "status": "success", "stats": {"input_tokens": NaN}}',
+    )
+
+
+# -- the driver, through a replayed process ----------------------------------------------------
+
+
+def is_terminal_line(line: str) -> bool:
+    """The ``result`` line, the terminal event."""
+    return line.startswith('{"type":"result"')
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.recording)
+async def test_driver_on_recording(case: Case, anyio_backend: str) -> None:
+    await testing.check_driver_on_recording(REPLAY, case, is_terminal_line=is_terminal_line)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.recording)
+async def test_driver_reports_usage_and_failure_metadata(case: Case) -> None:
+    response, sink, _ = await REPLAY.run(case.recording)
+    usage = USAGE[case.recording]
+    assert response.usage == usage
+    terminal = sink.stream[-1]
+    if case.failure is None:
+        assert response.failure is None
+        assert terminal.kind == StreamKind.RUN_FINISHED
+        assert terminal.usage == usage
+    else:
+        assert response.failure is not None
+        assert response.failure.metadata == FAILURE_METADATA[case.recording]
+        assert terminal.error == response.failure
+        failure_item = response.transcript[-1]
+        assert failure_item.kind == TranscriptKind.FAILURE
+        assert failure_item.text == response.failure.message
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("recording", ["tool_use.jsonl", "nonzero_exit.jsonl"])
+async def test_driver_on_both_backends(recording: str) -> None:
+    await testing.check_driver_on_both_backends(REPLAY, recording)
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_streaming_off_sends_no_payloads_but_the_same_transcript(anyio_backend: str) -> None:
+    await testing.check_streaming_off(REPLAY, "tool_use.jsonl")
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_command_line_carries_model_resume_and_prompt(
+    anyio_backend: str, tmp_path: Path
+) -> None:
+    argv_file = tmp_path / "argv.json"
+    command = REPLAY.command("success.jsonl", record_argv=argv_file)
+    driver = GeminiDriver(
+        GeminiConfig(
+            command=command, model="gemini-2.5-flash", extra_args=("--approval-mode", "yolo")
+        )
+    )
+    state = SessionState(resume_id="5d0c7e3a-1b42-4f69-9a8e-2c7d41e0b6f3")
+    request = Request(
+        prompt="--version is a prompt here, not a flag",
+        model_override="gemini-2.5-pro",
+        session=SessionContext(state=state),
+    )
+    passed = await testing.passed_argv(driver, request, argv_file)
+    expected = build_argv(
+        driver.config, request.prompt, model="gemini-2.5-pro", resume_id=state.resume_id
+    )
+    assert passed == expected[len(command) :]
+    assert passed == [
+        "--output-format",
+        "stream-json",
+        "--model",
+        "gemini-2.5-pro",
+        "--resume",
+        "5d0c7e3a-1b42-4f69-9a8e-2c7d41e0b6f3",
+        "--approval-mode",
+        "yolo",
+        "--prompt=--version is a prompt here, not a flag",
+    ]
+    fresh = build_argv(GeminiConfig(), "hi", model="", resume_id="")
+    assert fresh == ["gemini", "--output-format", "stream-json", "--prompt=hi"]
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_request_config_wins_over_the_captured_one(anyio_backend: str) -> None:
+    driver = GeminiDriver(GeminiConfig(command=("gemini-is-not-installed-here",)))
+    config = GeminiConfig(command=REPLAY.command("success.jsonl"))
+    await testing.check_request_config_wins(driver, config, "OK")
+
+
+# -- declarations and config -------------------------------------------------------------------
+
+
+def test_config_validation() -> None:
+    testing.check_config_validation(
+        GeminiDriver,
+        GeminiConfig,
+        default_command=("gemini",),
+        other=GeminiConfig(model="gemini-2.5-pro"),
+    )
+
+
+def test_descriptor_and_stream_capability_are_honest() -> None:
+    models = testing.check_descriptor_and_stream_capability(
+        GeminiDriver,
+        GeminiConfig(model="gemini-2.5-pro"),
+        GEMINI_DRIVER_TYPE,
+        capability=StreamCapability(native=True, token_level=True),
+    )
+    assert models == ["gemini-2.5-pro"]
+    descriptor = GeminiDriver().descriptor()
+    assert descriptor.models == ()
+    assert descriptor.display_name == "Gemini CLI (stream-json example)"
+    assert descriptor.config_schema is not None
+    assert {f.name: f.default for f in descriptor.config_schema.fields}["command"] == "gemini"
+
+
+def test_config_fingerprint_follows_the_config() -> None:
+    testing.check_config_fingerprint_follows_the_config(
+        GeminiDriver,
+        GeminiConfig(model="gemini-2.5-pro"),
+        GeminiConfig(model="gemini-2.5-pro"),
+        GeminiConfig(model="gemini-2.5-flash"),
+    )
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_environment_check_looks_for_the_program(anyio_backend: str) -> None:
+    missing = "gemini-is-not-installed-here"
+    await testing.check_environment_probe(GeminiDriver, GeminiConfig, missing)
