@@ -411,7 +411,7 @@ def _additive_variant(
                 for index, obj in enumerate(source.objects):
                     if obj is not None:
                         for _, inner in _nodes(edit(index), content):
-                            inner.setdefault(key, value)
+                            inner.setdefault(key, copy.deepcopy(value))  # never shared: no cycle
                 everywhere.append(f"{field_words} in every object of every line")
                 continue
             nodes = _nodes(edit(at), content)
@@ -421,7 +421,7 @@ def _additive_variant(
                 chosen = [nodes[node % len(nodes)]]
                 where = f"in {chosen[0][0]}" if chosen[0][0] else "at top level"
             for _, inner in chosen:
-                inner.setdefault(key, value)
+                inner.setdefault(key, copy.deepcopy(value))  # never shared: no cycle
             lines[at].notes.append(f"{field_words} {where}")
         else:
             edited[at] = _shuffled(edit(at), random.Random(change[2]), content)

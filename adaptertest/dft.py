@@ -32,6 +32,7 @@ arguments, and a driver that never started it left no record.
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 import tempfile
@@ -174,6 +175,13 @@ def _summary(value: Any, show: bool) -> str:
     return _render("", value, show)
 
 
+def _step(path: str, key: str) -> str:
+    """``path`` one key deeper: ``.key``, or ``["key"]`` for a key that is not a name."""
+    if not key.isidentifier():
+        return f"{path}[{json.dumps(key, ensure_ascii=False)}]"
+    return f"{path}.{key}" if path else key
+
+
 def result_differences(
     expected: dict[str, Any], got: dict[str, Any], *, show: bool, limit: int = _DIFFERENCES
 ) -> list[str]:
@@ -186,7 +194,7 @@ def result_differences(
             return
         if isinstance(a, dict) and isinstance(b, dict):
             for k in dict.fromkeys([*a, *b]):
-                where = f"{path}.{k}" if path else str(k)
+                where = _step(path, str(k))
                 if k not in b:
                     out.append(f"{where} is missing")
                 elif k not in a:
