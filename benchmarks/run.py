@@ -7,6 +7,7 @@ beside its target with PASS or MISS (info rows have no target):
   on realistic streams: throughput, linearity, overhead over a bare loop, and the peak
   memory of the incremental form fed by a generator;
 - the whole suite on the reference driver with every option, in-process and as the CLI;
+- the replay stand-in's start-up and the format-drift probe on the Claude example driver;
 - the cost of ``import adaptertest`` and which heavy modules it pulls in.
 
 Timings are medians of repeated runs. Nothing here is asserted by the test suite: the
@@ -25,17 +26,21 @@ import io
 import os
 import platform
 import pstats
+import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
+from pathlib import Path
 from typing import Final
 
+from adaptertest.dft import DRIFT_CLAUSES
 from adaptertest.evt import StreamVerifier, verify_stream_sequence
 from adaptertest.options import Options
 from driver.events import StreamKind, StreamPayload
@@ -526,7 +531,8 @@ def suite_figures(repeats: int, cold_repeats: int) -> list[Figure]:
     if missing is not None:
         return [unavailable(name, missing, target)]
     runs = [check_once() for _ in range(repeats)]
-    not_passed = runs[-1][1]
+    # The drift clauses need a driver that runs a CLI: the reference skips them (see drift).
+    not_passed = [entry for entry in runs[-1][1] if not entry.startswith("DFT-")]
     if any(" skipped" in entry for entry in not_passed):
         return [unavailable(name, f"not every clause judged: {', '.join(not_passed)}", target)]
     took = statistics.median(t for t, _ in runs)
@@ -634,6 +640,82 @@ def time_cli(
     return statistics.median(times), proc
 
 
+# -- format drift --------------------------------------------------------------------------
+
+DRIFT_TARGET: Final = 5.0
+DRIFT_VARIANTS: Final = 25
+DRIFT_RECORDINGS: Final = ("success.jsonl", "tool_use.jsonl")
+CLAUDE_DRIVER: Final = Path(__file__).resolve().parents[1] / "examples" / "claude_driver"
+
+
+def drift_probe(max_examples: int) -> tuple[float, int, list[str]]:
+    """One drift probe of the Claude example driver on its two recordings: seconds, driver
+    runs and the clauses not passed. ``max_examples`` variants per recording and clause."""
+    if str(CLAUDE_DRIVER) not in sys.path:
+        sys.path.insert(0, str(CLAUDE_DRIVER))
+    from adaptertest._suite import check_driver
+    from adaptertest.options import Drift
+    from claude_driver import ClaudeConfig, ClaudeDriver
+
+    def around(command: tuple[str, ...]) -> ClaudeDriver:
+        return ClaudeDriver(ClaudeConfig(command=command))
+
+    recordings = [CLAUDE_DRIVER / "recordings" / name for name in DRIFT_RECORDINGS]
+    drift = Drift(recordings=recordings, driver=around, max_examples=max_examples)
+    start = time.perf_counter()
+    report = check_driver(lambda: around(("claude",)), Options(drift=drift), only=DRIFT_CLAUSES)
+    took = time.perf_counter() - start
+    notes = report.results[0].notes
+    runs = sum(int(m.group(1)) for n in notes if (m := re.search(r"(\d+) driver runs", n)))
+    not_passed = [f"{r.clause} {r.status.value}" for r in report if r.status.value != "passed"]
+    return took, runs, not_passed
+
+
+def replay_startup(repeats: int) -> tuple[float, float]:
+    """Median wall seconds of the replay stand-in playing a three-line v1 recording, and of
+    ``python -c pass`` (interleaved)."""
+    from adaptertest.recording import STDOUT, Chunk, Recording
+
+    lines = (CLAUDE_DRIVER / "recordings" / "success.jsonl").read_bytes().splitlines(True)
+    recorded = Recording(argv=[], chunks=[Chunk(0.0, STDOUT, x) for x in lines], exit_code=0)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "variant.jsonl"
+        path.write_bytes(recorded.dumps())
+        bare, replay = [], []
+        for _ in range(repeats):
+            bare.append(wall(["-c", "pass"]))
+            replay.append(wall(["-m", "adaptertest", "replay", str(path), "--", "-p", "hi"]))
+    return statistics.median(replay), statistics.median(bare)
+
+
+def drift_figures(repeats: int, variants: int = DRIFT_VARIANTS) -> list[Figure]:
+    """The replay stand-in's start-up, and a drift probe with ``variants`` variants of each
+    of two recordings (a third of them per clause) on the Claude example driver."""
+    name = f"drift probe, {variants} variants of each of 2 recordings"
+    target = f"< {DRIFT_TARGET:.0f} s"
+    if not (CLAUDE_DRIVER / "claude_driver").is_dir():
+        return [unavailable(name, "the Claude example driver is missing", target)]
+    replay, bare = replay_startup(repeats)
+    figures = [
+        Figure(
+            "replay stand-in, whole process",
+            f"{replay * 1e3:.1f} ms",
+            value=replay,
+            detail=f"median of {repeats}; python -c pass: {bare * 1e3:.1f} ms",
+        )
+    ]
+    per_clause = max(1, round(variants / len(DRIFT_CLAUSES)))
+    took, runs, not_passed = drift_probe(per_clause)
+    detail = (
+        f"{runs} driver runs (variants: {per_clause} per clause and recording; plus the "
+        f"baselines), {took / max(runs, 1) * 1e3:.0f} ms each"
+    )
+    if not_passed:
+        detail += f"; not passed: {', '.join(not_passed)}"
+    figures.append(Figure(name, f"{took:.2f} s", target, took < DRIFT_TARGET, took, detail))
+    return figures
+
+
 # -- import cost ---------------------------------------------------------------------------
 
 IMPORT_TARGET: Final = 0.2
@@ -734,7 +816,7 @@ def profile_verifier(payloads: list[StreamPayload], top: int = 14) -> str:
 
 FULL_SIZES: Final = (10_000, 100_000, 1_000_000)
 QUICK_SIZES: Final = (2_000, 20_000, 200_000)
-SECTIONS: Final = ("streams", "suite", "cli", "import")
+SECTIONS: Final = ("streams", "suite", "cli", "drift", "import")
 
 
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -770,6 +852,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             figures += suite_figures(repeats, repeats)
         elif section == "cli":
             figures += cli_figures(repeats)
+        elif section == "drift":
+            figures += drift_figures(repeats)
         else:
             figures += import_figures(7 if not ns.quick else 5)
     print(render(figures))
