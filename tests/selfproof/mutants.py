@@ -100,6 +100,7 @@ __all__ = [
     "FULL_OPTIONS",
     "LIVE_TIMEOUT",
     "MUTANTS",
+    "NO_CLI_SKIP",
     "SMOKE_EXAMPLES",
     "DriftBase",
     "Mutant",
@@ -109,6 +110,7 @@ __all__ = [
     "clause_mutant_map",
     "drift_options",
     "mutant_table_markdown",
+    "no_cli_drift",
     "options_summary",
 ]
 
@@ -178,9 +180,14 @@ _SEED = SessionState(
 CLAUDE_RECORDINGS = Path(__file__).resolve().parents[2] / "examples/claude_driver/recordings"
 
 
-def _runs_no_cli(command: tuple[str, ...]) -> ReferenceDriver:
-    """What a driver without a CLI makes of a command: nothing (it skips DFT)."""
-    return ReferenceDriver(ReferenceConfig(cwd="project"))
+NO_CLI_SKIP = "never ran the command it was given"
+"""What the skip reason of DFT says for a driver that runs no CLI."""
+
+
+def no_cli_drift(factory: Callable[[], object]) -> Drift:
+    """A drift option for a driver without a CLI (``factory`` ignores the command): it
+    turns the probe on, and the driver skips DFT with :data:`NO_CLI_SKIP`."""
+    return Drift(recordings=[CLAUDE_RECORDINGS / "success.jsonl"], driver=lambda _: factory())
 
 
 FULL_OPTIONS = _opts(
@@ -197,7 +204,7 @@ FULL_OPTIONS = _opts(
     live_run=True,
     live_structured_output=True,
     concurrent_runs=3,
-    drift=Drift(recordings=[CLAUDE_RECORDINGS / "success.jsonl"], driver=_runs_no_cli),
+    drift=no_cli_drift(lambda: ReferenceDriver(ReferenceConfig(cwd="project"))),
 )
 """Every opt-in any mutant uses, switched on at once, for the positive control.
 
