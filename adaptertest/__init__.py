@@ -15,9 +15,28 @@ message starts with its clause ID.
 
 from __future__ import annotations
 
+import importlib.util
+
+from adaptertest._imports import import_attr
+
 # Not typing.TYPE_CHECKING: importing typing would cost every start of the replay stand-in
 # (python -m adaptertest replay) milliseconds; mypy reads this name as True all the same.
 TYPE_CHECKING = False
+
+_SUITE_DEPENDENCIES = ("pytest", "hypothesis", "jsonschema", "rich")
+"""What the suite imports beyond the base install (pydantic, anyio): the ``test`` extra."""
+
+_missing = [name for name in _SUITE_DEPENDENCIES if importlib.util.find_spec(name) is None]
+if _missing:
+    # A production install (driver, driver.clikit, referencedriver) has none of these.
+    raise ImportError(
+        f"adaptertest, the conformance suite, needs the kit's test extra; missing: "
+        f"{', '.join(_missing)}. Install it with: python -m pip install "
+        f"'agent-driver-kit[test]' (the base install serves driver and referencedriver only)",
+        name="adaptertest",
+    )
+del _missing
+
 if TYPE_CHECKING:
     from typing import Any
 
@@ -27,7 +46,7 @@ if TYPE_CHECKING:
     from adaptertest.cap import verify_process_capability, verify_session_capability
     from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES, Clause, Mode
     from adaptertest.evt import StreamVerifier, verify_stream_capability, verify_stream_sequence
-    from adaptertest.options import DEFAULT_LIVE_PROMPT, Drift, Options
+    from adaptertest.options import DEFAULT_LIVE_PROMPT, Drift, Options, OptionsError
     from adaptertest.report import (
         ClauseResult,
         ClauseStatus,
@@ -60,6 +79,7 @@ _LAZY: dict[str, str] = {
     "verify_stream_sequence": "adaptertest.evt",
     "DEFAULT_LIVE_PROMPT": "adaptertest.options",
     "Options": "adaptertest.options",
+    "OptionsError": "adaptertest.options",
     "Drift": "adaptertest.options",
     "ClauseResult": "adaptertest.report",
     "ClauseStatus": "adaptertest.report",
@@ -84,8 +104,6 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'adaptertest' has no attribute {name!r}")
-    from adaptertest._imports import import_attr  # here: the replay stand-in never needs it
-
     value = import_attr(module, name)
     globals()[name] = value
     return value
@@ -106,6 +124,7 @@ __all__ = [
     "Level",
     "Mode",
     "Options",
+    "OptionsError",
     "RecordingSink",
     "StreamVerifier",
     "Violation",

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import importlib
 import threading
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: the replay stand-in starts without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["import_attr"]
 

@@ -19,7 +19,7 @@ from pydantic import BaseModel, SecretBytes, SecretStr
 from adaptertest._calls import CallRunner, describe_error, describe_hang
 from adaptertest._imports import import_attr
 from adaptertest._probe import ProbeAbort, ProbeContext, ProbeRecord
-from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES
+from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES, clause_ids
 from adaptertest.options import Options
 from adaptertest.report import ClauseResult, ClauseStatus, ConformanceReport
 from driver.descriptor import Descriptor
@@ -279,13 +279,19 @@ def _mask_truncated(text: str, secret: str) -> str:
 
 
 def _select(only: Iterable[str] | None) -> set[str]:
+    """The clauses ``only`` names (IDs or families, as ``--clause`` takes them); all for None.
+
+    Checked before any probe runs: a name that is no clause and no family is an error.
+    """
     if only is None:
         return set(CLAUSE_BY_ID)
-    wanted = {only} if isinstance(only, str) else set(only)
-    unknown = sorted(wanted - set(CLAUSE_BY_ID))
-    if unknown:
-        raise ValueError(f"unknown clause ID(s): {', '.join(unknown)}")
-    return wanted
+    try:
+        wanted = clause_ids([only] if isinstance(only, str) else only)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"check_driver(only=...): {exc}") from None
+    if not wanted:
+        raise ValueError("check_driver(only=...) names no clause; pass None to judge them all")
+    return set(wanted)
 
 
 def _collect_secrets(options: Options) -> tuple[str, ...]:
@@ -327,7 +333,9 @@ def check_driver(
     """Run the suite against ``factory`` and return the report; never raises for the driver.
 
     Works from plain code and from inside a running event loop (driver code runs on
-    the suite's own threads). ``only`` limits the run to some clause IDs.
+    the suite's own threads). ``only`` limits the run to some clauses: IDs or family
+    names (``["SES", "EVT-12"]``), as the CLI's ``--clause`` takes them; an unknown
+    name raises ``ValueError`` before anything runs.
     """
     suite = Suite(factory, options or Options())
     return suite.report(only)

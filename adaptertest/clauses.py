@@ -6,6 +6,7 @@ is generated from :data:`CLAUSES`; no other module spells out the catalogue.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -559,6 +560,17 @@ CLAUSES: tuple[Clause, ...] = (
         "concurrent_runs",
         extension=True,
     ),
+    # --- USG: Python extension clauses ------------------------------------------------
+    _c(
+        "USG-01",
+        "usage is coherent",
+        "Every usage a live run reports (response.usage, any stream payload's usage) has no "
+        "negative count and no more cached_input_tokens than input_tokens, and a "
+        "run.finished payload's usage, when present, equals response.usage.",
+        L,
+        *_BOTH_LIVE,
+        extension=True,
+    ),
     # --- DFT: Python extension clauses (CLI format drift) -----------------------------
     _c(
         "DFT-01",
@@ -617,3 +629,30 @@ PROBES: tuple[str, ...] = (
     "drift",
 )
 """Every probe, in the order the suite runs them."""
+
+
+def clause_ids(names: Iterable[str]) -> list[str]:
+    """The clause IDs ``names`` asks for: each a clause ID (``"SES-04"``) or a family
+    (``"SES"``, all its clauses), in any case; in the order given, each once.
+
+    One rule for every front end (``check_driver(only=...)``, ``--clause``). Raises
+    ``TypeError`` for a name that is not a ``str`` and ``ValueError`` for one that is
+    neither a clause nor a family, so a typo fails before anything runs.
+    """
+    wanted: list[str] = []
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(
+                f"clause names are str (a clause ID or a family), got {type(name).__qualname__}"
+            )
+        token = name.strip().upper()
+        if token in CLAUSE_BY_ID:
+            wanted.append(token)
+        elif token in FAMILIES:
+            wanted.extend(c.id for c in CLAUSES if c.family == token)
+        else:
+            raise ValueError(
+                f"unknown clause or family {name!r}: families are {', '.join(FAMILIES)} "
+                "(list the clauses: adaptertest clauses)"
+            )
+    return list(dict.fromkeys(wanted))

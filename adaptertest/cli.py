@@ -1,4 +1,5 @@
-"""The ``adaptertest`` command line: check a driver, list the clauses, record and replay.
+"""The ``adaptertest`` command line: check a driver, list the clauses, record and replay a
+CLI run, start a driver project.
 
 Exit status of ``check``: 0 when no clause fails, 1 when one does (a failed clause, or a
 known failure that passes now), 2 when the command line cannot be run.
@@ -22,9 +23,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from adaptertest import __version__, record, replay
-from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES, FAMILIES
-from adaptertest.options import Options
+from adaptertest import __version__, _scaffold, record, replay
+from adaptertest.clauses import CLAUSES, clause_ids
+from adaptertest.options import Options, OptionsError
 from adaptertest.report import ClauseStatus, ConformanceReport
 from adaptertest.report_json import dumps, report_to_json
 
@@ -41,6 +42,18 @@ STATUS_STYLE: dict[ClauseStatus, str] = {
 
 class UsageError(Exception):
     """A command line that cannot be run (exit status 2)."""
+
+
+OPTION_FLAGS: dict[str, str] = {
+    "live_run": "--live",
+    "live_structured_output": "--live",
+    "show_live_details": "--show-live-details",
+    "concurrent_runs": "--concurrent",
+    "config": "--config",
+    "backend": "--backend",
+    "probe_timeout": "--probe-timeout",
+}
+"""The Options field each ``check`` flag sets, to name the flag when its value is bad."""
 
 
 # -- parser ----------------------------------------------------------------------------
@@ -155,6 +168,15 @@ def build_parser() -> argparse.ArgumentParser:
             epilog=record.EPILOG,
         )
     )
+    _scaffold.add_arguments(
+        commands.add_parser(
+            "new",
+            help="write a new driver project (package, tests, pyproject) from a template",
+            description="Write a standalone driver project that passes the suite at level "
+            "live as generated: its pyproject.toml, the package NAME, tests/test_conformance.py "
+            "and a README. Exit status: 0 written, 2 bad name or the folder is not empty.",
+        )
+    )
     return parser
 
 
@@ -172,6 +194,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if ns.command == "clauses":
             return _clauses(ns.format)
+        if ns.command == "new":
+            return _scaffold.main(ns)
         return _check(ns)
     except UsageError as exc:
         print(f"{PROG} {ns.command}: error: {exc}", file=sys.stderr)
@@ -253,6 +277,8 @@ def base_options(ns: argparse.Namespace) -> tuple[Options, str | None]:
     try:
         obj: Any = getattr(importlib.import_module(module_name), attr)
         value = obj if isinstance(obj, Options) else obj()
+    except OptionsError as exc:
+        raise UsageError(f"--options {target}: {exc}") from None
     except Exception as exc:
         raise UsageError(f"cannot load options {target}: {type(exc).__name__}: {exc}") from exc
     if not isinstance(value, Options):
@@ -262,7 +288,7 @@ def base_options(ns: argparse.Namespace) -> tuple[Options, str | None]:
 
 def options_from_args(ns: argparse.Namespace) -> Options:
     """The suite options the check flags ask for, on top of :func:`base_options`."""
-    base, origin = base_options(ns)
+    base, source = base_options(ns)
     kwargs: dict[str, Any] = {
         "live_run": ns.live or base.live_run,
         "live_structured_output": ns.live or base.live_structured_output,
@@ -282,14 +308,16 @@ def options_from_args(ns: argparse.Namespace) -> Options:
         kwargs["drift"] = None
     elif base.drift is None:
         raise UsageError(
-            f"--drift needs a drift option, and {origin or 'Options()'} publishes none: give "
+            f"--drift needs a drift option, and {source or 'Options()'} publishes none: give "
             "the factory module an adaptertest_options() returning Options(drift=Drift("
             "recordings=[...], driver=lambda command: ...)), or pass --options"
         )
     try:
         return dataclasses.replace(base, **kwargs)
-    except (TypeError, ValueError) as exc:
-        raise UsageError(str(exc)) from exc
+    except OptionsError as exc:
+        flag = OPTION_FLAGS.get(exc.field) if exc.field in kwargs else None
+        where = flag or f"the options from {source or 'Options()'}"
+        raise UsageError(f"{where}: {exc}") from None
 
 
 def _config(text: str | None, class_target: str | None) -> object:
@@ -319,18 +347,11 @@ def _config(text: str | None, class_target: str | None) -> object:
 
 def select_clauses(values: Sequence[str]) -> list[str] | None:
     """Clause IDs named by ``--clause`` values (IDs or family names); None means all."""
-    wanted: list[str] = []
-    for value in values:
-        for token in filter(None, (t.strip().upper() for t in value.split(","))):
-            if token in CLAUSE_BY_ID:
-                wanted.append(token)
-            elif token in FAMILIES:
-                wanted.extend(c.id for c in CLAUSES if c.family == token)
-            else:
-                raise UsageError(
-                    f"unknown clause or family {token!r} (list them: adaptertest clauses)"
-                )
-    return list(dict.fromkeys(wanted)) or None
+    tokens = [t for value in values for t in value.split(",") if t.strip()]
+    try:
+        return clause_ids(tokens) or None
+    except ValueError as exc:
+        raise UsageError(f"--clause: {exc}") from None
 
 
 @contextlib.contextmanager

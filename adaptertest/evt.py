@@ -229,6 +229,8 @@ class StreamVerifier:
         try:
             d = payload.__dict__
             kind = d["kind"]
+            if not isinstance(kind, str):  # None or a number would pass as a vendor kind
+                raise TypeError("kind")
             if d["role"] or d["sequence"] or d["seq"] or d["timestamp"] is not None:
                 self._envelope(i, kind, d, out)
             if d["capability"] is not None or d["todo"] is not None:

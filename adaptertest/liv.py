@@ -45,6 +45,7 @@ from adaptertest.so import (
     structured_request,
     verify_structured_output_value,
 )
+from adaptertest.usg import judge_usage
 from driver.descriptor import StreamCapability
 from driver.errors import RunError
 from driver.events import RunEvent, StreamPayload
@@ -578,6 +579,7 @@ def _judge_success(ctx: ProbeContext, verdicts: LiveVerdicts, result: LiveRun) -
     response, error = result.response, result.error
     if response is not None:
         verdicts.report(verify_outcome(response, error), judge=_OUTCOME_CLAUSES)
+        judge_usage(verdicts, response, result.stream)
     success = verify_live_success(response, error)
     if success or response is None:
         # LIV-01 messages name outcome fields and exception types only: safe to show.

@@ -1,13 +1,20 @@
-"""Options: everything a driver author can tell the suite (Go's ``With...`` options)."""
+"""Options: everything a driver author can tell the suite (Go's ``With...`` options).
+
+Every field is checked when an ``Options`` is built, by its entry in
+:data:`FIELD_CHECKS`, so a wrong value fails at once with :class:`OptionsError` naming
+the field, instead of deep inside a probe. A new field needs an entry there: the module
+refuses to import without one.
+"""
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from types import MappingProxyType
-from typing import Literal
+from typing import Any, Literal
 
 from driver.run import SessionState
 
@@ -15,11 +22,14 @@ DEFAULT_LIVE_PROMPT = "Reply with exactly: OK"
 """The live probe's default prompt; its only correct answer is ``OK``."""
 
 DEFAULT_SESSION_STATE = SessionState(
-    resume_id="adaptertest-session", data={"adaptertest_probe": "1"}
+    resume_id="adaptertest-session",
+    data={"adaptertest_probe": "1", "adaptertest_order": "2"},
 )
 """Seed for the session-codec clauses when ``Options.session_state`` is not given.
 
-Its ``display_id`` is empty on purpose: SES-03 checks that the codec fills it in.
+Its ``display_id`` is empty on purpose: SES-03 checks that the codec fills it in. Its
+two data keys are inserted out of sorted order, so a guard that follows dict order
+(SES-05) shows on the seed already.
 """
 
 Backend = Literal["asyncio", "trio"]
@@ -87,11 +97,36 @@ class Drift:
         object.__setattr__(self, "max_examples", max_examples)
 
 
+class OptionsError(TypeError, ValueError):
+    """An ``Options`` field was given a value it cannot take.
+
+    One error per construction (the first bad field). It is both a ``TypeError`` and a
+    ``ValueError``, so code written against either keeps catching it whatever the
+    mistake was (a wrong type or a wrong value of the right type). ``field`` names the
+    field, ``expected`` says what it takes and ``got`` is the type of the value given.
+    """
+
+    def __init__(
+        self, field: str, expected: str, value: object, *, where: str = "", hint: str = ""
+    ) -> None:
+        self.field = field
+        self.expected = expected
+        self.got = type(value).__qualname__
+        shown = f": {_shown(value)}" if field not in _UNSHOWN and _is_scalar(value) else ""
+        hint = f" ({hint})" if hint else ""
+        super().__init__(
+            f"Options.{where or field} must be {expected}, got {self.got}{shown}{hint}"
+        )
+
+
 @dataclass(frozen=True, kw_only=True)
 class Options:
     """How to run the suite against one driver. Immutable; every field is optional.
 
-    List-valued options accept any iterable and are stored as tuples.
+    Each field is checked at construction by its entry in :data:`FIELD_CHECKS`; a bad
+    value raises :class:`OptionsError`. ``bool`` is no number here and no number is a
+    ``bool``. List-valued options accept any iterable of ``str`` and are stored as
+    tuples; ``known_failures`` is stored read-only; timeouts are stored as floats.
     """
 
     config: object | None = None
@@ -143,34 +178,10 @@ class Options:
     it around a command; None turns it off. See :class:`Drift`."""
 
     def __post_init__(self) -> None:
-        from adaptertest.clauses import CLAUSE_BY_ID
-
-        for name in ("session_keys", "guard_keys", "required_config_fields", "secrets"):
-            value = getattr(self, name)
-            if isinstance(value, str):
-                raise TypeError(f"Options.{name} takes a sequence of strings, not one string")
-            object.__setattr__(self, name, tuple(value))
-        known = dict(self.known_failures)
-        for clause, reason in known.items():
-            if clause not in CLAUSE_BY_ID:
-                raise ValueError(f"Options.known_failures names unknown clause {clause!r}")
-            if not isinstance(reason, str) or not reason.strip():
-                raise ValueError(f"Options.known_failures[{clause!r}] needs a reason")
-        object.__setattr__(self, "known_failures", MappingProxyType(known))
-        if self.backend not in ("asyncio", "trio"):
-            raise ValueError(f"Options.backend must be 'asyncio' or 'trio', not {self.backend!r}")
-        for name in ("probe_timeout", "live_run_timeout"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"Options.{name} must be a positive number of seconds")
-        if self.max_examples < 1:
-            raise ValueError("Options.max_examples must be at least 1")
-        if self.concurrent_runs < 0:
-            raise ValueError("Options.concurrent_runs must be 0 (off) or more")
-        if self.drift is not None and not isinstance(self.drift, Drift):
-            raise TypeError(
-                f"Options.drift must be an adaptertest.Drift or None, got "
-                f"{type(self.drift).__qualname__}"
-            )
+        # Every field goes through its entry in FIELD_CHECKS; the first bad one raises.
+        for item in fields(self):
+            stored = FIELD_CHECKS[item.name](item.name, getattr(self, item.name))
+            object.__setattr__(self, item.name, stored)
 
     @property
     def live_enabled(self) -> bool:
@@ -183,3 +194,180 @@ class Options:
         if self.skip_live_run is not None:
             return self.skip_live_run.strip() or "live run skipped"
         return "live probes are off: pass Options(live_run=True) to run the provider"
+
+
+# -- the field checks ----------------------------------------------------------------------
+
+Check = Callable[[str, Any], Any]
+"""Checks one field: ``(field name, value given) -> value stored``, or raise OptionsError."""
+
+_UNSHOWN = frozenset({"config", "secrets", "session_state"})
+"""Fields whose values are never quoted in an error: they may hold secrets."""
+_SHOWN_CHARS = 60
+
+
+def _is_scalar(value: object) -> bool:
+    return value is None or isinstance(value, bool | int | float | str | bytes)
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= _SHOWN_CHARS else f"{text[:_SHOWN_CHARS]}..."
+
+
+def _bool_hint(value: object) -> str:
+    return "a bool is not accepted as a number" if isinstance(value, bool) else ""
+
+
+def _anything(name: str, value: Any) -> Any:
+    return value
+
+
+def _flag(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise OptionsError(name, "a bool (True or False)", value)
+    return value
+
+
+def _text(*, blank: bool = True) -> Check:
+    expected = "a str" if blank else "a non-blank str"
+
+    def check(name: str, value: Any) -> str:
+        if not isinstance(value, str) or (not blank and not value.strip()):
+            raise OptionsError(name, expected, value)
+        return value
+
+    return check
+
+
+def _optional(check: Check, expected: str) -> Check:
+    def optional(name: str, value: Any) -> Any:
+        if value is None:
+            return None
+        try:
+            return check(name, value)
+        except OptionsError:
+            raise OptionsError(name, expected, value) from None
+
+    return optional
+
+
+def _count(minimum: int, expected: str) -> Check:
+    def check(name: str, value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise OptionsError(name, expected, value, hint=_bool_hint(value))
+        return value
+
+    return check
+
+
+def _seconds(name: str, value: Any) -> float:
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if not number or not math.isfinite(value) or value <= 0:
+        raise OptionsError(
+            name,
+            "a positive, finite number of seconds (int or float)",
+            value,
+            hint=_bool_hint(value),
+        )
+    return float(value)
+
+
+def _choice(*allowed: str) -> Check:
+    expected = " or ".join(repr(a) for a in allowed)
+
+    def check(name: str, value: Any) -> str:
+        if not isinstance(value, str) or value not in allowed:
+            raise OptionsError(name, expected, value)
+        return value
+
+    return check
+
+
+def _strings(name: str, value: Any) -> tuple[str, ...]:
+    expected = "a sequence of strings (a list or tuple of str)"
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        raise OptionsError(name, expected, value)
+    items = tuple(value)
+    for index, item in enumerate(items):
+        if not isinstance(item, str):
+            raise OptionsError(name, "a str", item, where=f"{name}[{index}]")
+    return items
+
+
+def _session_state(name: str, value: Any) -> SessionState | None:
+    if value is not None and not isinstance(value, SessionState):
+        raise OptionsError(name, "a driver.SessionState or None", value)
+    return value
+
+
+def _known_failures(name: str, value: Any) -> Mapping[str, str]:
+    from adaptertest.clauses import CLAUSE_BY_ID
+
+    if not isinstance(value, Mapping):
+        raise OptionsError(
+            name, "a mapping of clause ID to reason, such as {'EVT-12': 'why'}", value
+        )
+    known = dict(value)
+    for clause, reason in known.items():
+        where = f"{name}[{clause!r}]"
+        if not isinstance(clause, str) or clause not in CLAUSE_BY_ID:
+            raise OptionsError(
+                name,
+                "a clause ID such as 'EVT-12' (list them: adaptertest clauses)",
+                clause,
+                where=f"{name} names unknown clause {clause!r}: each key",
+            )
+        if not isinstance(reason, str) or not reason.strip():
+            raise OptionsError(
+                name, "a non-blank str: every entry needs a reason", reason, where=where
+            )
+    return MappingProxyType(known)
+
+
+def _drift(name: str, value: Any) -> Drift | None:
+    if value is not None and not isinstance(value, Drift):
+        raise OptionsError(name, "an adaptertest.Drift or None", value)
+    return value
+
+
+FIELD_CHECKS: dict[str, Check] = {
+    "config": _anything,
+    "session_state": _session_state,
+    "session_keys": _strings,
+    "guard_keys": _strings,
+    "workspace": _optional(_text(), "a str or None"),
+    "expected_detected_model": _optional(_text(), "a str or None"),
+    "required_config_fields": _strings,
+    "expect_reject_foreign_config": _flag,
+    "sync_skills_probe": _flag,
+    "live_run": _flag,
+    "live_prompt": _text(blank=False),
+    "live_expected_output": _optional(_text(), "a str or None"),
+    "live_run_timeout": _seconds,
+    "skip_live_run": _optional(_text(), "a str (the reason) or None"),
+    "live_structured_output": _flag,
+    "probe_timeout": _seconds,
+    "known_failures": _known_failures,
+    "show_live_details": _flag,
+    "secrets": _strings,
+    "max_examples": _count(1, "a positive int"),
+    "backend": _choice("asyncio", "trio"),
+    "concurrent_runs": _count(0, "0 (off) or a positive int"),
+    "drift": _drift,
+}
+"""Field name -> its check. Every ``Options`` field has exactly one entry."""
+
+
+def _check_table() -> None:
+    names = [f.name for f in fields(Options)]
+    missing = [n for n in names if n not in FIELD_CHECKS]
+    extra = [n for n in FIELD_CHECKS if n not in names]
+    if missing or extra:
+        raise RuntimeError(
+            f"adaptertest.options.FIELD_CHECKS is out of step with Options: no check for "
+            f"{missing}, checks for unknown fields {extra}"
+        )
+
+
+_check_table()

@@ -1,4 +1,5 @@
-"""The kit's pytest plugin (``pytest11`` entry point ``adaptertest``).
+"""The kit's pytest plugin (``pytest11`` entry point ``adaptertest``, through the
+``_adaptertest_plugin`` module, which loads it only when the ``test`` extra is installed).
 
 It registers the ``adaptertest`` marker and otherwise stays inert until items made by
 :func:`adaptertest.test_driver` run. Then it

@@ -9,7 +9,8 @@ Secrets never reach the file. Before a chunk is kept, these are replaced:
 
 - the value of every environment variable whose name looks secret (:func:`is_secret_name`:
   a ``_``-separated word ending in KEY, TOKEN, SECRET, PASSWORD, PASSWD, PASSPHRASE,
-  CREDENTIAL or COOKIE, plurals too, or a word PAT or PASS, or one starting with AUTH;
+  CREDENTIAL or COOKIE, plurals too, or a word PAT or PASS, or one starting with AUTH
+  (AUTHORIZATION too, but not AUTHOR: ``GIT_AUTHOR_NAME`` is no secret);
   case-insensitive), and every ``--secret VALUE``, by the marker ``[REDACTED]``;
 - the home directory (and its resolved path), followed by anything but a file-name
   character, by ``~``.
@@ -56,7 +57,7 @@ holds its stdout or stderr open."""
 
 _SECRET_NAME = re.compile(
     r"(?:^|_)(?:[A-Z0-9]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|COOKIE)S?"
-    r"|PAT|PASS|AUTH[A-Z0-9]*)(?:_|$)",
+    r"|PAT|PASS|AUTH(?!OR(?!IZ))[A-Z0-9]*)(?:_|$)",
     re.IGNORECASE,
 )
 _FILE_NAME_CHAR = rb"[A-Za-z0-9._-]"
@@ -66,7 +67,8 @@ def is_secret_name(name: str) -> bool:
     """Whether an environment variable's name says its value is a secret.
 
     ``OPENAI_API_KEY``, ``GH_TOKEN``, ``PGPASSWORD``, ``GITHUB_PAT`` and ``AUTH_HEADER``
-    are; ``TOKENIZERS_PARALLELISM``, ``PATH``, ``PWD`` and ``KEYBOARD`` are not.
+    are; ``TOKENIZERS_PARALLELISM``, ``PATH``, ``PWD``, ``KEYBOARD`` and
+    ``GIT_AUTHOR_NAME`` are not.
     """
     return _SECRET_NAME.search(name) is not None
 
@@ -83,8 +85,8 @@ class Rule:
         self.needle = needle
         self.replacement = replacement
         self.label = label
+        # Only where no file-name character follows: /home/al is not replaced in /home/alex.
         self.bounded = bounded
-        """Only when no file-name character follows (a path: ``/home/al`` in ``/home/alex``)."""
 
 
 def _variants(value: str) -> Iterator[bytes]:
@@ -119,9 +121,6 @@ class Redactor:
         self._pattern = re.compile(b"|".join(parts)) if parts else None
         self._by_needle = by_needle
         self.used: list[str] = []
-
-    def __bool__(self) -> bool:
-        return self._pattern is not None
 
     def stream(self) -> RedactedStream:
         """A new stream state: one per fd, so held-back bytes never cross streams."""
@@ -318,6 +317,17 @@ def _pidfd(pid: int) -> int | None:
     return fd
 
 
+def _timeout(exited: float | None, *, watching_exit: bool) -> float | None:
+    """How long the next wait for output may last (None: until something happens).
+
+    Once the command has exited, what is left to read is bounded by :data:`DRAIN_SECONDS`;
+    before, the wait ends with output or the pidfd, or every 50 ms to poll for the exit.
+    """
+    if exited is not None:
+        return exited + DRAIN_SECONDS - time.monotonic()
+    return None if watching_exit else 0.05
+
+
 def record(
     command: Sequence[str],
     *,
@@ -352,16 +362,13 @@ def record(
         try:
             open_streams = 2
             while open_streams:
-                if exited is not None:
-                    timeout: float | None = exited + DRAIN_SECONDS - time.monotonic()
-                    if timeout is not None and timeout <= 0:
-                        notice(
-                            f"{command[0]} exited, but a process it started keeps its output "
-                            f"open; stopped reading {DRAIN_SECONDS:g} s later"
-                        )
-                        break
-                else:
-                    timeout = None if pidfd is not None else 0.05
+                timeout = _timeout(exited, watching_exit=pidfd is not None)
+                if timeout is not None and timeout <= 0:
+                    notice(
+                        f"{command[0]} exited, but a process it started keeps its output "
+                        f"open; stopped reading {DRAIN_SECONDS:g} s later"
+                    )
+                    break
                 for key, _ in selector.select(timeout):
                     fd = key.data
                     if fd == 0:  # the pidfd: the child has exited
@@ -444,9 +451,9 @@ DESCRIPTION = (
 EPILOG = (
     "A name looks secret when a _-separated word of it ends in KEY, TOKEN, SECRET, "
     "PASSWORD, PASSWD, PASSPHRASE, CREDENTIAL or COOKIE (or their plurals), is PAT or "
-    f"PASS, or starts with AUTH (any case); values under {MIN_SECRET} characters are left "
-    "alone. Exit status: the command's (or death by its signal); 2 for a bad command "
-    "line or an unwritable OUT, 126 or 127 when COMMAND cannot be run."
+    f"PASS, or starts with AUTH but not AUTHOR(S) (any case); values under {MIN_SECRET} "
+    "characters are left alone. Exit status: the command's (or death by its signal); "
+    "2 for a bad command line or an unwritable OUT, 126 or 127 when COMMAND cannot be run."
 )
 
 

@@ -127,7 +127,7 @@ def parse(argv: Sequence[str]) -> Args:
             setattr(args, name[2:].replace("-", "_"), converted)
         elif token in FLAGS:
             setattr(args, token[2:].replace("-", "_"), True)
-        elif token.startswith("-") and token != "-":
+        elif token.startswith("-") and token != "-" and not _is_number(token):
             raise UsageError(f"unknown option {token} (see {PROG} --help)")
         else:
             positional.append(token)
@@ -135,6 +135,15 @@ def parse(argv: Sequence[str]) -> Args:
         raise UsageError("the recording or transcript FILE is missing")
     args.transcript, *args.driver_args = positional
     return args
+
+
+def _is_number(token: str) -> bool:
+    """A negative number is an argument, as argparse takes it, not an option."""
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
 
 
 def _check(args: Args) -> None:

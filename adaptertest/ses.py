@@ -3,8 +3,10 @@
 The ``session_codec`` probe first follows upstream on the seed state
 (``Options.session_state``, else :data:`~adaptertest.options.DEFAULT_SESSION_STATE`),
 one bounded call per codec method. It then checks the laws of SES-03/04/05/06/08
-again as one hypothesis property over generated states (unicode, empty strings,
-``=`` and newlines in keys and values, many keys). The property runs as a single
+again as one hypothesis property over generated states (no data at all, only the
+required keys, unicode, empty strings, ``=`` and newlines in keys and values, many
+keys). SES-05 also asks for the same guard when the values are inserted in another
+order: equal dicts are equal whatever their order. The property runs as a single
 bounded call with explicit settings: the same examples on every run, no example
 database, and the user's hypothesis profile untouched.
 
@@ -160,9 +162,14 @@ def round_trip_problems(params: SessionParams, again: SessionParams) -> list[str
 def session_key_problems(
     keys: Iterable[str], state: SessionState, params: SessionParams, restored: SessionState
 ) -> list[str]:
-    """SES-08: each key keeps its state value in ``params.values`` and ``restored.data``."""
+    """SES-08: each key keeps its state value in ``params.values`` and ``restored.data``.
+
+    Keys the state does not hold are not judged: a state without data keeps nothing.
+    """
     out: list[str] = []
     for key in keys:
+        if key not in state.data:
+            continue
         want = state.data[key]
         for where, mapping in (("params.values", params.values), ("restored.data", restored.data)):
             if key not in mapping:
@@ -172,6 +179,13 @@ def session_key_problems(
                     f"{where}[{_short(key)}] is {_short(mapping[key])}, expected {_short(want)}"
                 )
     return out
+
+
+def reordered(params: SessionParams) -> SessionParams:
+    """A copy of ``params`` with its values inserted in reverse order: equal to ``params``
+    (dict equality ignores order), so its guard must be equal too (SES-05)."""
+    values = dict(reversed(params.values.items()))
+    return params.model_copy(update={"values": values}, deep=True)
 
 
 def mutated(params: SessionParams, key: str) -> SessionParams:
@@ -254,7 +268,8 @@ def _check_laws(
     )
     found: list[str] = []
     if not guard:
-        found.append("guard_fingerprint(params) returned an empty string")
+        why = " (params.values is empty)" if not params.values else ""
+        found.append(f"guard_fingerprint(params) returned an empty string{why}")
     second_arg = params.model_copy(deep=True)
     repeat = checker.call(
         "SES-05",
@@ -284,6 +299,22 @@ def _check_laws(
             f"guard_fingerprint differs for to_params of a fresh copy of the {what}: "
             f"{_short(guard)} vs {_short(fresh_guard)}"
         )
+    if len(params.values) > 1:
+        other_order = reordered(params)
+        other_guard = checker.call(
+            "SES-05",
+            "guard_fingerprint(params with values inserted in reverse order)",
+            codec.guard_fingerprint,
+            other_order,
+            str,
+        )
+        if other_guard != guard:
+            found.append(
+                "guard_fingerprint differs for equal params whose values were inserted in "
+                f"another order (keys {_keys(list(params.values))} vs "
+                f"{_keys(list(other_order.values))}): {_short(guard)} vs {_short(other_guard)}; "
+                "a guard must not depend on dict insertion order (sort the keys)"
+            )
     checker.problems("SES-05", found)
 
     if guard_keys:
@@ -409,7 +440,8 @@ def _close(obj: object) -> None:
 
 
 def _states(required_keys: Sequence[str]) -> SearchStrategy[SessionState]:
-    """Session states that stress a codec; ``required_keys`` are always in ``data``."""
+    """Session states that stress a codec: with no data, with only ``required_keys``, or
+    with ``required_keys`` among many others."""
     from hypothesis import strategies as st
 
     text = st.one_of(
@@ -426,7 +458,13 @@ def _states(required_keys: Sequence[str]) -> SearchStrategy[SessionState]:
         st.dictionaries(text, text, min_size=20, max_size=40),
     )
     fixed = st.fixed_dictionaries(dict.fromkeys(required_keys, text))
-    data = st.builds(lambda more, kept: {**more, **kept}, extra, fixed)
+    data = st.one_of(
+        # No data at all, then only the required keys: a guard or a round trip must
+        # not lean on values being there.
+        st.builds(dict),
+        fixed,
+        st.builds(lambda more, kept: {**more, **kept}, extra, fixed),
+    )
     return st.builds(SessionState, resume_id=resume_id, display_id=text, data=data)
 
 

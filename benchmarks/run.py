@@ -7,8 +7,10 @@ beside its target with PASS or MISS (info rows have no target):
   on realistic streams: throughput, linearity, overhead over a bare loop, and the peak
   memory of the incremental form fed by a generator;
 - the whole suite on the reference driver with every option, in-process and as the CLI;
-- the replay stand-in's start-up and the format-drift probe on the Claude example driver;
-- the cost of ``import adaptertest`` and which heavy modules it pulls in.
+- the format-drift probe on the Claude example driver (the replay stand-in once per run);
+- the cost of ``import adaptertest`` and which heavy modules it pulls in;
+- the start-up of ``python -m adaptertest replay``, the stand-in CLI a driver's hermetic
+  tests start once per run (a plain transcript and a recording), and what it loads.
 
 Timings are medians of repeated runs. Nothing here is asserted by the test suite: the
 tests only run these functions at tiny sizes to prove they work.
@@ -27,6 +29,7 @@ import os
 import platform
 import pstats
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -43,6 +46,7 @@ from typing import Final
 from adaptertest.dft import DRIFT_CLAUSES
 from adaptertest.evt import StreamVerifier, verify_stream_sequence
 from adaptertest.options import Options
+from adaptertest.recording import Chunk, Recording
 from driver.events import StreamKind, StreamPayload
 from driver.run import SessionState, Usage
 from referencedriver import ReferenceConfig, new_reference_driver
@@ -671,39 +675,13 @@ def drift_probe(max_examples: int) -> tuple[float, int, list[str]]:
     return took, runs, not_passed
 
 
-def replay_startup(repeats: int) -> tuple[float, float]:
-    """Median wall seconds of the replay stand-in playing a three-line v1 recording, and of
-    ``python -c pass`` (interleaved)."""
-    from adaptertest.recording import STDOUT, Chunk, Recording
-
-    lines = (CLAUDE_DRIVER / "recordings" / "success.jsonl").read_bytes().splitlines(True)
-    recorded = Recording(argv=[], chunks=[Chunk(0.0, STDOUT, x) for x in lines], exit_code=0)
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "variant.jsonl"
-        path.write_bytes(recorded.dumps())
-        bare, replay = [], []
-        for _ in range(repeats):
-            bare.append(wall(["-c", "pass"]))
-            replay.append(wall(["-m", "adaptertest", "replay", str(path), "--", "-p", "hi"]))
-    return statistics.median(replay), statistics.median(bare)
-
-
-def drift_figures(repeats: int, variants: int = DRIFT_VARIANTS) -> list[Figure]:
-    """The replay stand-in's start-up, and a drift probe with ``variants`` variants of each
-    of two recordings (a third of them per clause) on the Claude example driver."""
+def drift_figures(variants: int = DRIFT_VARIANTS) -> list[Figure]:
+    """A drift probe with ``variants`` variants of each of two recordings (a third of them
+    per clause) on the Claude example driver: one replay stand-in process per run."""
     name = f"drift probe, {variants} variants of each of 2 recordings"
     target = f"< {DRIFT_TARGET:.0f} s"
     if not (CLAUDE_DRIVER / "claude_driver").is_dir():
         return [unavailable(name, "the Claude example driver is missing", target)]
-    replay, bare = replay_startup(repeats)
-    figures = [
-        Figure(
-            "replay stand-in, whole process",
-            f"{replay * 1e3:.1f} ms",
-            value=replay,
-            detail=f"median of {repeats}; python -c pass: {bare * 1e3:.1f} ms",
-        )
-    ]
     per_clause = max(1, round(variants / len(DRIFT_CLAUSES)))
     took, runs, not_passed = drift_probe(per_clause)
     detail = (
@@ -712,8 +690,7 @@ def drift_figures(repeats: int, variants: int = DRIFT_VARIANTS) -> list[Figure]:
     )
     if not_passed:
         detail += f"; not passed: {', '.join(not_passed)}"
-    figures.append(Figure(name, f"{took:.2f} s", target, took < DRIFT_TARGET, took, detail))
-    return figures
+    return [Figure(name, f"{took:.2f} s", target, took < DRIFT_TARGET, took, detail)]
 
 
 # -- import cost ---------------------------------------------------------------------------
@@ -798,6 +775,135 @@ def import_figures(repeats: int) -> list[Figure]:
     return figures
 
 
+# -- replay start-up ------------------------------------------------------------------------
+
+REPLAY_TARGET: Final = 0.015
+"""CPU seconds ``python -m adaptertest replay`` takes above a bare interpreter."""
+REPLAY_AVOIDS: Final = ("typing", "argparse", "pathlib", "json", *HEAVY, *NOTABLE)
+"""Not loaded on the way to a plain transcript's first byte (judged)."""
+SAMPLE_LINES: Final = (
+    b'{"type":"system","subtype":"init","session_id":"s-1"}\n',
+    b'{"type":"assistant","message":{"content":[{"type":"text","text":"OK"}]}}\n',
+    b'{"type":"result","subtype":"success","result":"OK"}\n',
+)
+
+
+def replay_files(folder: str) -> tuple[str, str]:
+    """A plain three-line transcript and the same run as a recording, written to ``folder``."""
+    plain = os.path.join(folder, "plain.jsonl")
+    with open(plain, "wb") as file:
+        file.write(b"".join(SAMPLE_LINES))
+    recorded = os.path.join(folder, "recorded.jsonl")
+    chunks = [Chunk(0.1 * i, 1, line) for i, line in enumerate(SAMPLE_LINES)]
+    with open(recorded, "wb") as file:
+        file.write(Recording(argv=["agent"], chunks=chunks, exit_code=0).dumps())
+    return plain, recorded
+
+
+def bytecode_env(cache: str | None) -> dict[str, str]:
+    """This environment with bytecode cached in ``cache`` (None: no bytecode cache at all).
+
+    A cache folder of the benchmark's own keeps ``__pycache__`` out of the source tree
+    and makes the figure independent of a PYTHONDONTWRITEBYTECODE set for this shell.
+    """
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE",)}
+    if cache is None:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env.pop("PYTHONPYCACHEPREFIX", None)
+    else:
+        env["PYTHONPYCACHEPREFIX"] = cache
+    return env
+
+
+def child_seconds(
+    commands: dict[str, list[str]], env: dict[str, str], repeats: int
+) -> dict[str, Timing]:
+    """Median CPU and wall seconds of each command's process, runs interleaved.
+
+    CPU time (user + system, from the children's resource usage) is what start-up costs
+    the machine, and unlike wall time it barely moves when other processes compete.
+    """
+    cpu: dict[str, list[float]] = {name: [] for name in commands}
+    wall: dict[str, list[float]] = {name: [] for name in commands}
+    for command in commands.values():  # warm up: caches filled, files in memory
+        subprocess.run(command, env=env, capture_output=True, check=True)
+    for _ in range(repeats):
+        for name, command in commands.items():
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            start = time.perf_counter()
+            subprocess.run(command, env=env, capture_output=True, check=True)
+            wall[name].append(time.perf_counter() - start)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu[name].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return {
+        name: Timing(statistics.median(cpu[name]), statistics.median(wall[name]), repeats)
+        for name in commands
+    }
+
+
+def replay_figures(repeats: int) -> list[Figure]:
+    """Start-up of the replay stand-in over a bare interpreter, and the modules it loads."""
+    target = f"< {REPLAY_TARGET * 1e3:.0f} ms"
+    with tempfile.TemporaryDirectory() as folder:
+        plain, recorded = replay_files(folder)
+        replay = [sys.executable, "-m", "adaptertest", "replay"]
+        commands = {
+            "bare": [sys.executable, "-c", "pass"],
+            "plain": [*replay, plain],
+            "recording": [*replay, recorded],
+        }
+        cached = child_seconds(commands, bytecode_env(os.path.join(folder, "pyc")), repeats)
+        uncached = child_seconds(commands, bytecode_env(None), repeats)
+        probe = (
+            "import sys\n"
+            "from adaptertest.__main__ import main\n"
+            f"main(['replay', {plain!r}])\n"
+            "sys.stderr.write(' '.join(sys.modules))\n"
+        )
+        loaded = subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+        ).stderr.split()
+    figures = []
+    bare = cached["bare"]
+    for form in ("plain", "recording"):
+        cost = cached[form].cpu - bare.cpu
+        figures.append(
+            Figure(
+                f"replay start-up, {form}",
+                f"{cost * 1e3:.1f} ms CPU",
+                target,
+                cost < REPLAY_TARGET,
+                cost,
+                f"median of {repeats}, bytecode cached: {cached[form].cpu * 1e3:.1f} ms minus "
+                f"{bare.cpu * 1e3:.1f} ms for python -c pass; wall "
+                f"{(cached[form].wall - bare.wall) * 1e3:.1f} ms above it",
+            )
+        )
+    cost = uncached["plain"].cpu - uncached["bare"].cpu
+    figures.append(
+        Figure(
+            "replay start-up, plain, no bytecode cache",
+            f"{cost * 1e3:.1f} ms CPU",
+            value=cost,
+            detail="PYTHONDONTWRITEBYTECODE=1: the kit's modules compiled at each start",
+        )
+    )
+    packages = {name.partition(".")[0] for name in loaded}
+    found = [m for m in REPLAY_AVOIDS if m in packages]
+    figures.append(
+        Figure(
+            "replay: modules it avoids, loaded",
+            ", ".join(found) or "none",
+            "none",
+            not found,
+            float(len(found)),
+            f"{len(loaded)} modules in sys.modules; avoided: {', '.join(REPLAY_AVOIDS[:4])}, "
+            "and the kit's heavy dependencies",
+        )
+    )
+    return figures
+
+
 # -- profile -------------------------------------------------------------------------------
 
 
@@ -816,7 +922,7 @@ def profile_verifier(payloads: list[StreamPayload], top: int = 14) -> str:
 
 FULL_SIZES: Final = (10_000, 100_000, 1_000_000)
 QUICK_SIZES: Final = (2_000, 20_000, 200_000)
-SECTIONS: Final = ("streams", "suite", "cli", "drift", "import")
+SECTIONS: Final = ("streams", "suite", "cli", "import", "replay", "drift")
 
 
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -852,8 +958,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             figures += suite_figures(repeats, repeats)
         elif section == "cli":
             figures += cli_figures(repeats)
+        elif section == "replay":
+            figures += replay_figures(21 if not ns.quick else 9)
         elif section == "drift":
-            figures += drift_figures(repeats)
+            figures += drift_figures()
         else:
             figures += import_figures(7 if not ns.quick else 5)
     print(render(figures))

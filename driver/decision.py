@@ -7,13 +7,13 @@ timeouts and retries, and answers with a :class:`DecisionResponse`.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import Field
 
-from driver._base import FrozenSPIModel, SPIModel
+from driver._base import FrozenSPIModel, SPIModel, Timestamp
 
 __all__ = [
     "DEFAULT_HUMAN_DECISION_MAX_RETRIES",
@@ -175,8 +175,8 @@ class DecisionRequest(SPIModel):
     payload: dict[str, Any] = Field(default_factory=dict)
     choices: list[DecisionChoice] = Field(default_factory=list)
     default_decision: DecisionResult | Literal[""] = ""
-    created_at: datetime | None = None
-    deadline: datetime | None = None
+    created_at: Timestamp | None = None
+    deadline: Timestamp | None = None
     retry_attempt: int = 0
 
 
@@ -210,8 +210,8 @@ class HITLRequestedPayload(SPIModel):
     prompt: str = ""
     payload: dict[str, Any] = Field(default_factory=dict)
     choices: list[DecisionChoice] = Field(default_factory=list)
-    created_at: datetime | None = None
-    deadline: datetime | None = None
+    created_at: Timestamp | None = None
+    deadline: Timestamp | None = None
     retry_attempt: int = 0
 
 
@@ -225,5 +225,5 @@ class HITLResolvedPayload(SPIModel):
     result: DecisionResult | Literal[""] = ""
     choice: str = ""
     answer: dict[str, Any] = Field(default_factory=dict)
-    resolved_at: datetime | None = None
+    resolved_at: Timestamp | None = None
     latency: timedelta = timedelta(0)

@@ -7,13 +7,12 @@ sequence numbers and timestamps, so drivers leave those zero.
 
 from __future__ import annotations
 
-from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
-from driver._base import SPIModel
+from driver._base import RawBytes, SPIModel, Timestamp
 from driver.decision import HITLRequestedPayload, HITLResolvedPayload
 from driver.observation import CapabilityInvocation, TodoSnapshot
 from driver.run import RunFailure
@@ -78,16 +77,15 @@ class RunEvent(SPIModel):
     """The operational event envelope a driver emits (chunks, items, lifecycle notes).
 
     ``chunk`` holds raw output bytes (base64 in JSON) and may split lines or
-    UTF-8 sequences.
+    UTF-8 sequences; a ``str`` given in Python is encoded as UTF-8 with
+    ``surrogateescape``.
     """
-
-    model_config = ConfigDict(ser_json_bytes="base64", val_json_bytes="base64")
 
     type: str = ""
     seq: int = Field(default=0, ge=0)
-    timestamp: datetime | None = None
+    timestamp: Timestamp | None = None
     stream: str = ""
-    chunk: bytes = b""
+    chunk: RawBytes = b""
     item: TranscriptItem | None = None
     text: str = ""
     metadata: dict[str, str] = Field(default_factory=dict)
@@ -115,7 +113,7 @@ class StreamPayload(SPIModel):
     result: dict[str, Any] = Field(default_factory=dict)
     usage: Usage | None = None
     error: RunFailure | None = None
-    timestamp: datetime | None = None
+    timestamp: Timestamp | None = None
     hitl_requested: HITLRequestedPayload | None = None
     hitl_resolved: HITLResolvedPayload | None = None
     role: Role = Role.ASSISTANT

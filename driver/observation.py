@@ -7,13 +7,13 @@ only when its descriptor says the transport can observe them.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 from enum import StrEnum
 from typing import Literal
 
 from pydantic import Field
 
-from driver._base import SPIModel
+from driver._base import SPIModel, Timestamp
 
 __all__ = [
     "CapabilityInvocation",
@@ -98,7 +98,7 @@ class CapabilityInvocation(SPIModel):
     scope_id: str = ""
     parent_scope_id: str = ""
     parent_tool_call_id: str = ""
-    occurred_at: datetime | None = None
+    occurred_at: Timestamp | None = None
     duration: timedelta | None = None
     error_code: InvocationErrorCode | Literal[""] = ""
 
@@ -141,4 +141,4 @@ class TodoSnapshot(SPIModel):
     parent_scope_id: str = ""
     parent_tool_call_id: str = ""
     revision: int = 0
-    occurred_at: datetime | None = None
+    occurred_at: Timestamp | None = None

@@ -10,9 +10,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
-from driver._base import SPIModel
+from driver._base import RawBytes, SPIModel
 from driver.decision import HumanDecisionFailure
 from driver.mcp import MCPPayload
 from driver.output import OutputSchema, StructuredOutput, StructuredOutputSource
@@ -81,12 +81,14 @@ class TerminalPayload(SPIModel):
 
 
 class RawStreams(SPIModel):
-    """The complete, untransformed output of one run (bytes; base64 in JSON)."""
+    """The complete, untransformed output of one run (bytes; base64 in JSON).
 
-    model_config = ConfigDict(ser_json_bytes="base64", val_json_bytes="base64")
+    A ``str`` given in Python is the text itself, encoded as UTF-8 with
+    ``surrogateescape`` (see :data:`driver._base.RawBytes`).
+    """
 
-    stdout: bytes = b""
-    stderr: bytes = b""
+    stdout: RawBytes = b""
+    stderr: RawBytes = b""
     terminal: TerminalPayload | None = None
 
 

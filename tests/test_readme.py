@@ -56,3 +56,19 @@ def test_driver_guide_and_benchmarks_are_linked() -> None:
     assert "](docs/writing-a-driver.md" in section("Write your own driver")
     assert "Figures: run `python benchmarks/run.py`." in section("Benchmarks")
     assert (ROOT / "CONTRIBUTING.md").is_file()
+
+
+def test_use_it_in_your_project_matches_what_new_writes() -> None:
+    from adaptertest._scaffold import project_names, render
+
+    body = section("Use it in your project")
+    assert "](examples/)" in body
+    assert "](docs/writing-a-driver.md)" in body
+    assert "python -m pip install -e examples/<name>" in body
+    generated = render("memory", project_names("acme_driver"))
+    (snippet,) = re.findall(r"```python\n(.*?)```", body, re.S)
+    assert generated["tests/test_conformance.py"].endswith(snippet)
+    commands = re.findall(r"```sh\n(.*?)```", body, re.S)
+    assert "adaptertest new acme_driver --template cli" in commands[1]
+    assert "python -m pip install -e '.[test]' && python -m pytest" in commands[1]
+    assert commands[1].splitlines()[-1] in generated["README.md"]

@@ -16,19 +16,24 @@ to about one draw per action. :func:`capability_lifecycles`, :func:`todo_snapsho
 and :func:`observation_text` draw free text instead, for smaller properties.
 
 Garbage strategies build payloads with ``model_construct`` (no validation), the way a
-careless driver could, to show that the verifier judges rather than crashes.
+careless driver could, to show that the verifier judges rather than crashes. Each garbage
+payload holds at least one value that pydantic would reject, in a field a rule reads, and
+says which clause family must report it.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any, Final, Literal
+from zoneinfo import ZoneInfo
 
 from hypothesis import strategies as st
 
+from adaptertest._shape import shape_problem
 from driver.decision import (
     DecisionChoice,
     DecisionResult,
@@ -70,6 +75,8 @@ __all__ = [
     "VERBS",
     "WRONG_MODELS",
     "Action",
+    "Garbage",
+    "GarbageStream",
     "GeneratedRunEvents",
     "GeneratedStream",
     "Junk",
@@ -635,7 +642,8 @@ def valid_streams(
     builder.close_all(draw)
     end = terminal if terminal != "any" else _pick(("finished", "error"), setup // 6)
     if end == "finished":
-        usage = _pick((None, Usage(), Usage(input_tokens=setup, output_tokens=7)), setup // 12)
+        big = Usage(input_tokens=2**64 + setup, output_tokens=2**70, cached_input_tokens=2**64)
+        usage = _pick((None, Usage(), Usage(input_tokens=setup, output_tokens=7), big), setup // 12)
         builder.emit(None, StreamKind.RUN_FINISHED.value, usage=usage)
     else:
         builder.emit(None, StreamKind.RUN_ERROR.value, error=_pick(FAILURES, setup // 12))
@@ -654,7 +662,7 @@ def stream_payloads(**kwargs: Any) -> st.SearchStrategy[list[StreamPayload]]:
 # --- free-text leaf strategies (for smaller properties) ----------------------------------
 
 
-def observation_text(*, max_size: int = 12, multiline: bool = False) -> st.SearchStrategy[str]:
+def observation_text(*, max_size: int = 40, multiline: bool = False) -> st.SearchStrategy[str]:
     """Non-empty text observation fields accept: no Cc controls, no lone surrogates.
 
     ``multiline`` adds LF and TAB, which todo content allows.
@@ -665,15 +673,18 @@ def observation_text(*, max_size: int = 12, multiline: bool = False) -> st.Searc
     return st.text(chars, min_size=1, max_size=max_size)
 
 
+# Zones whose offset is zero at the drawn instant: UTC however spelt, a zone that has been
+# at zero for a century, and London outside summer time (the filter keeps those instants).
+_ZERO_AT_TIMES: Final = (*ZERO_OFFSET_ZONES, ZoneInfo("UTC"), ZoneInfo("Africa/Abidjan"))
 _UTC_TIMES: Final = st.datetimes(
     min_value=datetime(1970, 1, 1),
     max_value=datetime(2200, 1, 1),
-    timezones=st.sampled_from(ZERO_OFFSET_ZONES),
-)
+    timezones=st.sampled_from((*_ZERO_AT_TIMES, ZoneInfo("Europe/London"))),
+).filter(lambda moment: moment.utcoffset() == timedelta(0))
 
 
 def utc_datetimes() -> st.SearchStrategy[datetime]:
-    """Set times with a zero UTC offset."""
+    """Set times with a zero UTC offset, in zones that are not always UTC too."""
     return _UTC_TIMES
 
 
@@ -731,7 +742,7 @@ _FREE_TODO_ITEMS: Final = st.lists(
         status=st.sampled_from(TodoStatus),
         synthetic_id=st.booleans(),
     ),
-    max_size=4,
+    max_size=6,
     unique_by=lambda i: i.id,
 )
 
@@ -971,47 +982,107 @@ def _value_groups(junk: Junk) -> dict[str, tuple[tuple[Any, ...], ...]]:
     return groups
 
 
-def garbage_payloads(junk: Junk = "scalars") -> st.SearchStrategy[StreamPayload]:
+# No rule reads these fields of vendor kinds and stream.dropped (both pass unchecked), so
+# junk there need not be reported; everywhere else in a field a kind uses, it must be.
+_UNREAD: Final = frozenset({"raw"})
+_PASSED_THROUGH: Final = frozenset({*VENDOR_KINDS, StreamKind.DROPPED.value})
+_FACTS: Final = frozenset({"capability", "todo"})
+
+
+def _judged_fields(template: StreamPayload, junk: Junk) -> list[str]:
+    """The fields of ``template`` whose junk a verifier must report: ``kind`` and the used ones."""
+    if junk == "wrong_models":
+        return sorted(template.model_fields_set & _FACTS)
+    used = sorted(template.model_fields_set | {"kind"})
+    if template.kind in _PASSED_THROUGH:
+        return [name for name in used if name not in _UNREAD]
+    return used
+
+
+def _illegal(template: StreamPayload, name: str, value: Any) -> bool:
+    """Whether no validated payload could hold ``value`` in ``name`` (pydantic is the judge)."""
+    fields = dict(template.__dict__)
+    fields[name] = value
+    return shape_problem(StreamPayload.model_construct(**fields), StreamPayload) is not None
+
+
+@dataclass(frozen=True)
+class Garbage:
+    """A garbage payload and the clause family that must report it.
+
+    ``family`` is ``"OBS"`` when the guaranteed junk sits in a fact (``capability``,
+    ``todo``), ``"EVT"`` otherwise.
+    """
+
+    payload: StreamPayload
+    family: str
+
+
+@functools.cache
+def garbage_payloads(junk: Junk = "scalars") -> st.SearchStrategy[Garbage]:
     """Payloads built with ``model_construct``: a valid template, fields overwritten.
 
     ``junk`` says what goes into the fields (see :func:`_value_groups`). The first
-    overwrite, and half of the others, hit a field the template's kind uses: for
-    ``wrong_models`` the templates are the facts and that field is the fact itself.
+    overwrite puts a value no validated payload could hold into ``kind`` or a field the
+    template's kind uses (for ``wrong_models``: its fact), so every payload is garbage a
+    verifier must report. The later overwrites go anywhere but ``kind`` and that field;
+    they may add reports, never take the first one away.
     """
     groups = _value_groups(junk)
-    templates: tuple[StreamPayload, ...] = TEMPLATES
-    if junk == "wrong_models":
-        templates = tuple(t for t in TEMPLATES if t.capability or t.todo)
+    templates = [t for t in TEMPLATES if _judged_fields(t, junk)]
+    firsts = [
+        (template, name, illegal)
+        for template in templates
+        for name in _judged_fields(template, junk)
+        if (illegal := tuple(v for g in groups[name] for v in g if _illegal(template, name, v)))
+    ]
 
-    def build(template_at: int, codes: list[int]) -> StreamPayload:
-        template = templates[template_at]
+    def build(first_at: int, first_code: int, codes: list[int]) -> Garbage:
+        template, first, illegal = firsts[first_at]
         fields = dict(template.__dict__)
-        used = sorted(template.model_fields_set | {"kind"})
-        if junk == "wrong_models":
-            used = sorted(template.model_fields_set & {"capability", "todo"})
-        for n, code in enumerate(codes):
+        fields[first] = illegal[first_code % len(illegal)]
+        others = [n for n in _STREAM_FIELDS if n not in ("kind", first)]
+        used = sorted(n for n in template.model_fields_set if n in others)
+        for code in codes:
             code, anywhere = divmod(code, 2)
             code, name_at = divmod(code, len(_STREAM_FIELDS))
-            name = _STREAM_FIELDS[name_at] if anywhere and n else used[name_at % len(used)]
+            pool = others if anywhere or not used else used  # half hit a field the kind uses
+            name = pool[name_at % len(pool)]
             value_groups = groups[name]
             code, group_at = divmod(code, len(value_groups))
             group = value_groups[group_at]
             fields[name] = group[code % len(group)]
-        return StreamPayload.model_construct(**fields)
+        payload = StreamPayload.model_construct(**fields)
+        return Garbage(payload, "OBS" if first in _FACTS else "EVT")
 
     codes = st.integers(0, 2**20)
     return st.builds(
-        build, st.integers(0, len(templates) - 1), st.lists(codes, min_size=1, max_size=3)
+        build,
+        st.integers(0, len(firsts) - 1),
+        codes,
+        st.lists(codes, max_size=2),
     )
 
 
+@dataclass(frozen=True)
+class GarbageStream:
+    """Garbage payloads spliced into a valid stream (which alone reports nothing).
+
+    ``families`` holds, per garbage payload, the clause family that must report it.
+    """
+
+    payloads: tuple[StreamPayload, ...]
+    families: tuple[str, ...]
+
+
 @st.composite
-def garbage_streams(draw: st.DrawFn, junk: Junk = "scalars") -> list[StreamPayload]:
-    """Garbage payloads, alone or spliced into a valid stream (to reach deep states)."""
-    garbage = draw(st.lists(garbage_payloads(junk), max_size=6))
-    if not draw(st.booleans()):
-        return garbage
-    stream = draw(valid_streams(max_actions=12)).payloads
-    for payload in garbage:
-        stream.insert(draw(_CODE) % (len(stream) + 1), payload)
-    return stream
+def garbage_streams(draw: st.DrawFn, junk: Junk = "scalars") -> GarbageStream:
+    """One to six garbage payloads anywhere in a valid stream, first and last places included.
+
+    The stream may be as short as run.started and its terminal, or reach deep states.
+    """
+    garbage = draw(st.lists(garbage_payloads(junk), min_size=1, max_size=6))
+    stream = draw(valid_streams(min_actions=0, max_actions=12)).payloads
+    for g in garbage:
+        stream.insert(draw(_CODE) % (len(stream) + 1), g.payload)
+    return GarbageStream(tuple(stream), tuple(g.family for g in garbage))

@@ -144,6 +144,42 @@ def test_usage_errors_exit_2_with_a_clear_message(
     assert message in err
 
 
+BAD_OPTIONS_MODULE = """
+from adaptertest import Options
+
+def bad_options():
+    return Options(known_failures=["EVT-12"])
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--concurrent", "-1"], "--concurrent: Options.concurrent_runs must be 0 (off) or a"),
+        (["--probe-timeout", "inf"], "--probe-timeout: Options.probe_timeout must be a positive"),
+        (
+            ["--options", "cli_user_options:bad_options"],
+            "--options cli_user_options:bad_options: Options.known_failures must be a mapping "
+            "of clause ID to reason",
+        ),
+    ],
+)
+def test_bad_option_values_are_usage_errors_naming_flag_and_field(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    message: str,
+) -> None:
+    (tmp_path / "cli_user_options.py").write_text(BAD_OPTIONS_MODULE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["check", REFERENCE, *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"adaptertest check: error: {message}"), err
+    assert "Traceback" not in err
+
+
 def test_argparse_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check"]) == 2
     assert "MODULE:FACTORY" in capsys.readouterr().err

@@ -4,6 +4,7 @@ tame seed cannot."""
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 from collections.abc import Callable, Iterator
@@ -14,7 +15,7 @@ from hypothesis import settings
 
 from adaptertest import ClauseStatus, ConformanceReport, Options, check_driver
 from adaptertest.options import Backend
-from adaptertest.ses import CODEC_CLAUSES, MUTATION_SUFFIX, mutated
+from adaptertest.ses import CODEC_CLAUSES, MUTATION_SUFFIX, mutated, reordered
 from driver import Descriptor, SessionCapability, SessionParams, SessionState
 from referencedriver import ReferenceDriver, ReferenceSessionCodec
 
@@ -235,6 +236,95 @@ def test_broken_codec_fails_exactly_its_clause(
     assert fragment in message
 
 
+# -- guards that lean on dict order or on data being there -----------------------------------
+
+
+class InsertionOrderGuard(ReferenceSessionCodec):
+    """Hashes the values as JSON without sort_keys: dict order leaks into the guard."""
+
+    def guard_fingerprint(self, params: SessionParams) -> str:
+        return json.dumps([params.resume_id, params.values])
+
+
+class GuardNeedsData(ReferenceSessionCodec):
+    """An empty guard whenever there are no values."""
+
+    def guard_fingerprint(self, params: SessionParams) -> str:
+        return super().guard_fingerprint(params) if params.values else ""
+
+
+def reference_with(codec: type[ReferenceSessionCodec]) -> type[ReferenceDriver]:
+    """The whole reference driver, with its codec swapped for ``codec``."""
+
+    class Driver(ReferenceDriver):
+        def session_codec(self) -> ReferenceSessionCodec:
+            return codec()
+
+    return Driver
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+@pytest.mark.parametrize(
+    ("codec", "fragment"),
+    [
+        (InsertionOrderGuard, "inserted in another order"),
+        (GuardNeedsData, "returned an empty string (params.values is empty)"),
+    ],
+    ids=["insertion-order", "empty-without-data"],
+)
+def test_guard_bugs_fail_exactly_ses05_on_both_backends(
+    codec: type[ReferenceSessionCodec], fragment: str, backend: Backend
+) -> None:
+    report = check_driver(reference_with(codec), Options(backend=backend, max_examples=10))
+    message = only_failure(report, "SES-05")
+    assert fragment in message
+
+
+def test_insertion_order_guard_fails_on_the_seed() -> None:
+    message = only_failure(run(lambda: CodecDriver(InsertionOrderGuard())), "SES-05")
+    assert not message.startswith("SES-05: on a generated state"), message
+    assert "keys 'cwd', 'workspace_id', 'note' vs 'note', 'workspace_id', 'cwd'" in message
+
+
+def test_insertion_order_guard_fails_on_generated_states_past_a_one_key_seed() -> None:
+    seed = SessionState(resume_id="sess-1", data={"cwd": "workspace-a"})
+    report = run(lambda: CodecDriver(InsertionOrderGuard()), Options(session_state=seed))
+    message = only_failure(report, "SES-05")
+    assert message.startswith("SES-05: on a generated state (hypothesis, shrunk): "), message
+    assert "inserted in another order" in message
+
+
+def test_guard_needing_data_passes_the_seed_but_not_the_generated_states() -> None:
+    message = only_failure(run(lambda: CodecDriver(GuardNeedsData())), "SES-05")
+    assert message.startswith("SES-05: on a generated state (hypothesis, shrunk): "), message
+    assert message.endswith("data={})"), message
+
+
+def test_reordered_params_are_equal_with_values_in_reverse_order() -> None:
+    params = SessionParams(resume_id="r", values={"b": "1", "a": "2", "c": "3"})
+    other = reordered(params)
+    assert other == params
+    assert list(other.values) == ["c", "a", "b"]
+    assert list(params.values) == ["b", "a", "c"]
+
+
+def test_generated_states_include_no_data_and_only_the_required_keys() -> None:
+    seen: list[SessionState] = []
+
+    class Recording(ReferenceSessionCodec):
+        def to_params(self, state: SessionState | None) -> SessionParams:
+            if state is not None:
+                seen.append(state.model_copy(deep=True))
+            return super().to_params(state)
+
+    report = run(lambda: CodecDriver(Recording()), FULL)
+    assert not failed(report)
+    generated = [s for s in seen if s.resume_id != SEED.resume_id]
+    assert any(not s.data for s in generated)
+    assert any(set(s.data) == set(SEED.data) for s in generated)
+    assert any(len(s.data) > 20 for s in generated)
+
+
 # -- hangs ------------------------------------------------------------------------------------
 
 
@@ -336,3 +426,36 @@ def test_mutation_appends_suffix_and_creates_missing_keys() -> None:
     assert mutated(params, "cwd").values == {"cwd": "a" + MUTATION_SUFFIX}
     assert mutated(params, "gone").values == {"cwd": "a", "gone": MUTATION_SUFFIX}
     assert params.values == {"cwd": "a"}
+
+
+# -- SES-01: a blank codec name ---------------------------------------------------------------
+
+
+class NamedCodec(ReferenceSessionCodec):
+    """The reference codec under another name."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def name(self) -> str:
+        return self._name
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("", "an empty name ''"),
+        (" ", "a blank name ' '"),
+        ("\t\r\n", "a blank name '\\t\\r\\n'"),
+        ("\xa0\u3000", "a blank name '\\xa0\\u3000'"),  # Unicode spaces Go trims too
+    ],
+    ids=["empty", "space", "controls", "unicode-spaces"],
+)
+def test_a_blank_codec_name_fails_ses01_alone(name: str, shown: str) -> None:
+    message = only_failure(run(lambda: CodecDriver(NamedCodec(name))), "SES-01")
+    assert message == f"SES-01: name() returned {shown}"
+
+
+def test_a_name_with_spaces_around_it_is_not_blank() -> None:
+    report = run(lambda: CodecDriver(NamedCodec(" reference ")))
+    assert statuses(report) == dict.fromkeys(CODEC_CLAUSES, ClauseStatus.PASSED)

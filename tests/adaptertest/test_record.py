@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import itertools
 import json
 import os
@@ -424,7 +425,17 @@ def test_secret_looking_names(name: str) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["PATH", "PWD", "OLDPWD", "HOME", "TOKENIZERS_PARALLELISM", "KEYBOARD_LAYOUT", "XAUTHORITY"],
+    [
+        "PATH",
+        "PWD",
+        "OLDPWD",
+        "HOME",
+        "TOKENIZERS_PARALLELISM",
+        "KEYBOARD_LAYOUT",
+        "XAUTHORITY",
+        "GIT_AUTHOR_NAME",
+        "SSH_ASKPASS",
+    ],
 )
 def test_ordinary_names(name: str) -> None:
     assert not is_secret_name(name)
@@ -435,6 +446,26 @@ def test_record_in_process_returns_the_recording_without_showing_it() -> None:
     rec = record([sys.executable, "-c", code], redactor=rules(("a", "never")))
     assert (rec.stdout, rec.stderr, rec.exit_code, rec.signal) == (b"out", b"err", 7, None)
     assert rec.redactions == []
+
+
+def test_without_a_pidfd_the_exit_is_polled_and_the_live_view_is_unredacted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import adaptertest.record as module
+
+    monkeypatch.setattr(module, "_pidfd", lambda pid: None)  # as on macOS
+    shown_out, shown_err = io.BytesIO(), io.BytesIO()
+    code = "import sys; print('key=sk-abcdef'); sys.stderr.write('e'); sys.exit(4)"
+    rec = record(
+        [sys.executable, "-c", code],
+        redactor=rules(("a", "sk-abcdef")),
+        stdout=shown_out,
+        stderr=shown_err,
+    )
+    assert shown_out.getvalue() == b"key=sk-abcdef\n", "the terminal is the user's own"
+    assert shown_err.getvalue() == b"e"
+    assert rec.stdout == b"key=[REDACTED]\n"
+    assert rec.exit_code == 4
 
 
 # -- bad command lines ---------------------------------------------------------------------

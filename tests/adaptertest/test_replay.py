@@ -280,10 +280,10 @@ def test_options_take_the_equals_form_and_sit_anywhere(
     transcript: Path, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
     argv_file = tmp_path / "argv.json"
-    code = main(["--exit-code=4", str(transcript), "extra", f"--record-argv={argv_file}"])
+    code = main(["--exit-code=4", str(transcript), "-1", f"--record-argv={argv_file}", "x"])
     assert code == 4
     assert capsysbinary.readouterr().out == TRANSCRIPT
-    assert json.loads(argv_file.read_text()) == ["extra"]
+    assert json.loads(argv_file.read_text()) == ["-1", "x"]
 
 
 def test_the_plain_path_loads_no_parser_and_no_json(transcript: Path) -> None:

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 from strategies import (
+    GarbageStream,
     GeneratedRunEvents,
     GeneratedStream,
     Lifecycle,
@@ -752,17 +753,41 @@ def test_run_event_faults_are_reported_at_their_event(
     assert message.endswith(f"first differ at index {first}")
 
 
-# --- garbage never crashes the verifier --------------------------------------------------
+# --- garbage is judged, never crashed on --------------------------------------------------
+
+
+def declared_everything(payloads: Sequence[StreamPayload]) -> list[Violation]:
+    """The stream checks with every capability declared: a valid stream reports nothing."""
+    verifier = StreamVerifier()
+    found = [v for payload in payloads for v in verifier.feed(payload)]
+    found += verifier.finish()
+    found += verify_observation_sequence(payloads)
+    found += verify_stream_capability(ALL_STREAM_FLAGS, payloads)
+    return found + verify_observation_support(ALL_OBSERVATIONS, payloads)
+
+
+def judged(garbage: GarbageStream) -> list[Violation]:
+    """Run every verifier over ``garbage``; check that each garbage payload was reported.
+
+    Every entry point must judge without crashing. The valid stream the garbage is
+    spliced into reports nothing with everything declared, so there every report is
+    about the garbage; and each garbage payload holds a value no validated payload could
+    hold, in a field a rule reads, so that rule's family (EVT, or OBS for a fact) reports.
+    """
+    for violation in run_everything(garbage.payloads):
+        assert isinstance(violation, Violation)
+        assert re.fullmatch(r"(EVT|OBS)-\d\d", violation.clause), violation
+        assert violation.message
+    found = declared_everything(garbage.payloads)
+    assert set(garbage.families) <= {v.clause[:3] for v in found}, (garbage.families, found)
+    return found
 
 
 @fixed_settings(80)
-@given(payloads=garbage_streams("scalars"))
-def test_garbage_is_judged_not_crashed_on(payloads: list[StreamPayload]) -> None:
+@given(garbage=garbage_streams("scalars"))
+def test_garbage_is_judged_not_crashed_on(garbage: GarbageStream) -> None:
     """Wrong-typed scalars, None for nested models, junk inside nested models."""
-    for found in run_everything(payloads):
-        assert isinstance(found, Violation)
-        assert found.clause
-        assert isinstance(found.message, str)
+    judged(garbage)
 
 
 # Values of the wrong type in key positions (unhashable) and non-models in fact fields:
@@ -770,17 +795,32 @@ def test_garbage_is_judged_not_crashed_on(payloads: list[StreamPayload]) -> None
 
 
 @fixed_settings(100)
-@given(payloads=garbage_streams("unhashable"))
-def test_unhashable_values_are_judged_not_crashed_on(payloads: list[StreamPayload]) -> None:
-    run_everything(payloads)
+@given(garbage=garbage_streams("unhashable"))
+def test_unhashable_values_are_judged_not_crashed_on(garbage: GarbageStream) -> None:
+    judged(garbage)
 
 
 @fixed_settings(100)
-@given(payloads=garbage_streams("wrong_models"))
-def test_non_models_in_fact_fields_are_judged_not_crashed_on(
-    payloads: list[StreamPayload],
-) -> None:
-    run_everything(payloads)
+@given(garbage=garbage_streams("wrong_models"))
+def test_non_models_in_fact_fields_are_judged_not_crashed_on(garbage: GarbageStream) -> None:
+    found = judged(garbage)
+    assert any(v.clause.startswith("OBS") for v in found)
+
+
+@fixed_settings(60)
+@given(stream=valid_streams(min_actions=0, max_actions=12))
+def test_the_streams_garbage_is_spliced_into_report_nothing(stream: GeneratedStream) -> None:
+    """What makes ``judged`` meaningful: without the garbage, nothing is reported."""
+    assert declared_everything(stream.payloads) == []
+
+
+def test_a_kind_that_is_not_a_string_is_judged() -> None:
+    """None or a number in ``kind`` once passed as a vendor kind, silently."""
+    for kind in (None, 2.5, 0, True):
+        payload = construct(StreamPayload, kind=kind)
+        found = run_everything([_RUN_STARTED, payload, StreamPayload(kind="run.finished")])
+        assert {v.clause for v in found} == {"EVT-01"}, found
+        assert all(f"payload 1 ({type(kind).__name__}) is malformed" in v.message for v in found)
 
 
 M = TypeVar("M", bound=BaseModel)

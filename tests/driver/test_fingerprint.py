@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from hypothesis import given, settings
@@ -400,16 +401,19 @@ def test_other_supported_scalars() -> None:
         assert fingerprint(DOMAIN, dict(config, **{key: other})) != token, key
 
 
+# Text of any code point, lone surrogates included (the encoding passes them through);
+# ints well past 64 bits; containers of up to 6 items.
+_TEXT = st.text(st.characters(), max_size=24)
+_BIG = 2**80
 json_values = st.recursive(
     st.none()
     | st.booleans()
-    | st.integers()
+    | st.integers(min_value=-_BIG, max_value=_BIG)
+    | st.sampled_from([2**64, -(2**64), 2**64 - 1, 2**63])
     | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=5),
-    lambda children: (
-        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=3), children, max_size=3)
-    ),
-    max_leaves=12,
+    | _TEXT,
+    lambda children: st.lists(children, max_size=6) | st.dictionaries(_TEXT, children, max_size=6),
+    max_leaves=16,
 )
 
 
@@ -418,6 +422,66 @@ json_values = st.recursive(
 def test_tokens_agree_exactly_when_canonical_json_agrees(left: object, right: object) -> None:
     same_json = json.dumps(left, sort_keys=True) == json.dumps(right, sort_keys=True)
     assert (fingerprint(DOMAIN, left) == fingerprint(DOMAIN, right)) == same_json
+
+
+def _reordered(value: Any, rnd: Any) -> Any:
+    """An equal copy of ``value`` with every dict's keys inserted in another order."""
+    if isinstance(value, dict):
+        keys = list(value)
+        rnd.shuffle(keys)
+        if len(keys) > 1 and keys == list(value):
+            keys.reverse()
+        return {key: _reordered(value[key], rnd) for key in keys}
+    if isinstance(value, list):
+        return [_reordered(item, rnd) for item in value]
+    return value
+
+
+class MapHolder(BaseModel):
+    settings: dict[str, Any] = Field(default_factory=dict)
+    rows: list[dict[str, Any]] = Field(default_factory=list)
+
+
+@settings(derandomize=True, database=None, deadline=None, max_examples=60)
+@given(st.dictionaries(_TEXT, json_values, min_size=2, max_size=6), st.randoms())
+def test_dicts_differing_only_in_key_order_share_a_token(mapping: dict[str, Any], rnd: Any) -> None:
+    other = _reordered(mapping, rnd)
+    assert other == mapping
+    assert list(other) != list(mapping)  # the order really differs, at least at the top
+    assert fingerprint(DOMAIN, other) == fingerprint(DOMAIN, mapping)
+    held = MapHolder(settings=mapping, rows=[mapping, {}])
+    assert fingerprint(DOMAIN, MapHolder(settings=other, rows=[other, {}])) == fingerprint(
+        DOMAIN, held
+    )
+
+
+_ZONES = (
+    None,
+    datetime.UTC,
+    datetime.timezone(datetime.timedelta(0)),
+    ZoneInfo("UTC"),
+    datetime.timezone(datetime.timedelta(hours=5, minutes=30)),
+    ZoneInfo("Asia/Kolkata"),  # +05:30 as well
+    datetime.timezone(datetime.timedelta(hours=-3, seconds=-17)),
+    ZoneInfo("America/New_York"),
+)
+_WALL_TIMES = (
+    datetime.datetime(2024, 11, 3, 1, 30),  # twice in New York that day (fold 0 and 1)
+    datetime.datetime(2024, 11, 3, 1, 30, 0, 1),
+    datetime.datetime(1850, 1, 1),  # local mean time: New York was -04:56:02
+)
+_MOMENTS = st.tuples(st.sampled_from(_WALL_TIMES), st.sampled_from(_ZONES), st.sampled_from((0, 1)))
+
+
+@settings(derandomize=True, database=None, deadline=None, max_examples=150)
+@given(_MOMENTS, _MOMENTS)
+def test_datetimes_share_a_token_exactly_when_wall_time_and_offset_agree(
+    left: tuple[datetime.datetime, Any, int], right: tuple[datetime.datetime, Any, int]
+) -> None:
+    """The zone object does not count, only what it says: UTC is UTC however spelt."""
+    a, b = (wall.replace(tzinfo=zone, fold=fold) for wall, zone, fold in (left, right))
+    same = (a.replace(tzinfo=None), a.utcoffset()) == (b.replace(tzinfo=None), b.utcoffset())
+    assert (fingerprint(DOMAIN, a) == fingerprint(DOMAIN, b)) == same
 
 
 @settings(derandomize=True, database=None, deadline=None, max_examples=100)

@@ -6,7 +6,7 @@ import enum
 import functools
 import types
 import typing
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import annotated_types
@@ -709,45 +709,62 @@ MODEL_NAMES = sorted(MODELS)
 # ---------------------------------------------------------------------------
 # Hypothesis strategies derived from the model annotations.
 
-_TEXT = st.text(max_size=8)
+# Text: any length up to 40, any code point. JSON cannot carry lone surrogates (pydantic
+# refuses to write them), so only the Python round trip draws them.
+_TEXT = st.text(max_size=40)
+_SURROGATE_TEXT = st.text(st.characters(), max_size=40)  # characters() includes them
+_CONTAINER_SIZE = 6
+_BIG = 2**80  # past uint64 on both sides
 _JSON_SCALARS = (
     st.none()
     | st.booleans()
-    | st.integers(min_value=-(2**53), max_value=2**53)
+    | st.integers(min_value=-_BIG, max_value=_BIG)
+    | st.sampled_from([2**63, 2**64, 2**64 + 1, -(2**64) - 1])
     | st.floats(allow_nan=False, allow_infinity=False)
     | _TEXT
 )
 _JSON_VALUES: st.SearchStrategy[Any] = st.recursive(
     _JSON_SCALARS,
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(_TEXT, children, max_size=3),
-    max_leaves=6,
+    lambda children: (
+        st.lists(children, max_size=_CONTAINER_SIZE)
+        | st.dictionaries(_TEXT, children, max_size=_CONTAINER_SIZE)
+    ),
+    max_leaves=12,
 )
+# Aware datetimes in any whole-minute offset (the only ones JSON can carry), and naive ones.
+_OFFSETS = st.integers(min_value=-(24 * 60 - 1), max_value=24 * 60 - 1).map(
+    lambda minutes: timezone(timedelta(minutes=minutes))
+)
+_DATETIMES = st.datetimes(timezones=st.none() | st.just(UTC) | _OFFSETS)
 
 
-def _open_set(known: type[enum.StrEnum]) -> st.SearchStrategy[str]:
+def _open_set(known: type[enum.StrEnum], text: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
     """Known values of an open string set, plus arbitrary vendor strings."""
-    return st.sampled_from([member.value for member in known]) | _TEXT
+    return st.sampled_from([member.value for member in known]) | text
 
 
 # Open string fields: mix the known values with vendor strings.
-_FIELD_OVERRIDES: dict[tuple[str, str], st.SearchStrategy[Any]] = {
-    ("StreamPayload", "kind"): _open_set(StreamKind),
-    ("RunEvent", "type"): _open_set(RunEventType),
-    ("ConfigField", "type"): _open_set(ConfigFieldType),
-    ("EnvironmentCheck", "level"): _open_set(EnvironmentCheckLevel),
+_OPEN_SETS: dict[tuple[str, str], type[enum.StrEnum]] = {
+    ("StreamPayload", "kind"): StreamKind,
+    ("RunEvent", "type"): RunEventType,
+    ("ConfigField", "type"): ConfigFieldType,
+    ("EnvironmentCheck", "level"): EnvironmentCheckLevel,
 }
 
 
 def _int_strategy(metadata: list[Any]) -> st.SearchStrategy[int]:
-    low = -(2**63)
+    low = -_BIG
     for constraint in metadata:
         if isinstance(constraint, annotated_types.Ge):
             low = max(low, int(typing.cast(int, constraint.ge)))
-    return st.integers(min_value=low, max_value=2**63 - 1)
+    edges = [n for n in (0, 2**63 - 1, 2**64, _BIG) if n >= low]
+    return st.integers(min_value=low, max_value=_BIG) | st.sampled_from(edges)
 
 
-def _strategy(tp: Any, metadata: list[Any] | None = None) -> st.SearchStrategy[Any]:
-    """A strategy producing valid values of annotation ``tp``."""
+def _strategy(
+    tp: Any, text: st.SearchStrategy[str], metadata: list[Any] | None = None
+) -> st.SearchStrategy[Any]:
+    """A strategy producing valid values of annotation ``tp``, strings drawn from ``text``."""
     origin = get_origin(tp)
     args = get_args(tp)
     if tp is Any:
@@ -755,22 +772,24 @@ def _strategy(tp: Any, metadata: list[Any] | None = None) -> st.SearchStrategy[A
     if tp is type(None):
         return st.none()
     if origin is Annotated:
-        return _strategy(args[0], list(args[1:]))
+        return _strategy(args[0], text, list(args[1:]))
     if origin is Literal:
         return st.sampled_from(args)
     if origin in (Union, types.UnionType):
-        return st.one_of(*(_strategy(arg) for arg in args))
-    if origin is list:
-        return st.lists(_strategy(args[0]), max_size=2)
-    if origin is tuple:
-        return st.lists(_strategy(args[0]), max_size=2).map(tuple)
-    if origin is dict:
-        return st.dictionaries(_strategy(args[0]), _strategy(args[1]), max_size=2)
+        return st.one_of(*(_strategy(arg, text) for arg in args))
+    if origin in (list, tuple, dict):
+        # lists of models nest lists of models: keep those short, or examples explode
+        size = _CONTAINER_SIZE // 2 if _mentions_model(args[-1]) else _CONTAINER_SIZE
+        if origin is dict:
+            keys, values = (_strategy(arg, text) for arg in args)
+            return st.dictionaries(keys, values, max_size=size)
+        items = st.lists(_strategy(args[0], text), max_size=size)
+        return items if origin is list else items.map(tuple)
     if isinstance(tp, type):
         if issubclass(tp, enum.Enum):
             return st.sampled_from(list(tp))
         if issubclass(tp, BaseModel):
-            return _model_strategy(tp)
+            return _model_strategy(tp, surrogates=text is _SURROGATE_TEXT)
         if tp is bool:
             return st.booleans()
         if tp is int:
@@ -778,26 +797,36 @@ def _strategy(tp: Any, metadata: list[Any] | None = None) -> st.SearchStrategy[A
         if tp is float:
             return st.floats(allow_nan=False, allow_infinity=False)
         if tp is str:
-            return _TEXT
+            return text
         if tp is bytes:
-            return st.binary(max_size=12)
+            return st.binary(max_size=64)
         if tp is datetime:
-            return st.datetimes(timezones=st.just(UTC))
+            return _DATETIMES
         if tp is timedelta:
             return st.timedeltas()
     raise TypeError(f"no strategy for {tp!r}")
 
 
+def _mentions_model(tp: Any) -> bool:
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        return True
+    return any(_mentions_model(arg) for arg in get_args(tp))
+
+
 @functools.cache
-def _model_strategy(model: type[BaseModel]) -> st.SearchStrategy[BaseModel]:
-    """Instances of ``model`` with any subset of fields set (the rest keep defaults)."""
+def _model_strategy(model: type[BaseModel], *, surrogates: bool = False) -> st.SearchStrategy[Any]:
+    """Instances of ``model`` with any subset of fields set (the rest keep defaults).
+
+    ``surrogates`` lets text hold lone surrogates, which only Python (not JSON) carries.
+    """
+    text = _SURROGATE_TEXT if surrogates else _TEXT
     optional: dict[str, st.SearchStrategy[Any]] = {}
     for name, info in model.model_fields.items():
-        key = (model.__name__, name)
-        if key in _FIELD_OVERRIDES:
-            optional[name] = _FIELD_OVERRIDES[key]
+        known = _OPEN_SETS.get((model.__name__, name))
+        if known is not None:
+            optional[name] = _open_set(known, text)
         else:
-            optional[name] = _strategy(info.annotation, list(info.metadata))
+            optional[name] = _strategy(info.annotation, text, list(info.metadata))
     return st.fixed_dictionaries({}, optional=optional).map(lambda kwargs: model(**kwargs))
 
 
@@ -989,7 +1018,18 @@ def test_frozen_sequences_become_tuples() -> None:
 def test_json_round_trip(name: str, data: st.DataObject) -> None:
     model = MODELS[name]
     instance = data.draw(_model_strategy(model))
-    assert model.model_validate_json(instance.model_dump_json()) == instance
+    restored = model.model_validate_json(instance.model_dump_json())
+    assert restored == instance
+    # == compares aware datetimes by instant; JSON must keep the offset too
+    assert restored.model_dump_json() == instance.model_dump_json()
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+@settings(PROPERTY_SETTINGS, max_examples=10)
+@given(data=st.data())
+def test_python_round_trip_keeps_any_text(name: str, data: st.DataObject) -> None:
+    model = MODELS[name]
+    instance = data.draw(_model_strategy(model, surrogates=True))
     assert model.model_validate(instance.model_dump()) == instance
 
 
@@ -1065,3 +1105,16 @@ def test_skill_source_subclasses_serialize_their_own_fields() -> None:
     assert isinstance(skill.source, DirSource)
     skill.source.skill_source()
     assert skill.source == DirSource(path="skills/lint")
+
+
+@PROPERTY_SETTINGS
+@given(data=st.data())
+def test_a_config_fingerprint_survives_copies_and_json(data: st.DataObject) -> None:
+    """A host may store the config as JSON and fingerprint it again: same token."""
+    fingerprint = driver.canonical_session_config_fingerprint
+    config = data.draw(_model_strategy(driver.CommonConfig))
+    token = fingerprint("d", config)
+    assert fingerprint("d", config.clone()) == token
+    assert (
+        fingerprint("d", driver.CommonConfig.model_validate_json(config.model_dump_json())) == token
+    )

@@ -15,6 +15,7 @@ import dataclasses
 import functools
 import hashlib
 import itertools
+import json
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -83,6 +84,7 @@ from driver import (
     TodoStatus,
     TranscriptItem,
     TranscriptKind,
+    Usage,
 )
 from driver.clikit import ProcessOutcome, RunOutput
 from referencedriver import (
@@ -679,6 +681,25 @@ class RestoresNamespacedKeys(_Codec):
     codec = _NamespacedRestore
 
 
+class _GuardInInsertionOrder(ReferenceSessionCodec):
+    def guard_fingerprint(self, params: SessionParams) -> str:
+        text = json.dumps([params.resume_id, params.values])  # no sort_keys: dict order leaks in
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+class _GuardNeedsData(ReferenceSessionCodec):
+    def guard_fingerprint(self, params: SessionParams) -> str:
+        return super().guard_fingerprint(params) if params.values else ""
+
+
+class GuardInInsertionOrder(_Codec):
+    codec = _GuardInInsertionOrder
+
+
+class GuardEmptyWithoutData(_Codec):
+    codec = _GuardNeedsData
+
+
 class StoresExactProfileFingerprint(Rewriting):
     def respond(self, request: Request, response: Response) -> Response:
         assert response.checkpoint is not None
@@ -1007,6 +1028,24 @@ class SinkKeptOnSelf(ReferenceDriver):
     async def run(self, request: Request, sink: EventSink) -> Response:
         self.current_sink = sink
         return await super().run(request, _CurrentRunSink(self))
+
+
+# ------------------------------------------------------------------------------------
+# USG: usage
+# ------------------------------------------------------------------------------------
+
+# Claude Code's counting passed through unconverted: input without its cache reads.
+_EXCLUSIVE_USAGE = Usage(input_tokens=10, cached_input_tokens=13796, output_tokens=264)
+
+
+class UsageExclusiveOfCache(Rewriting):
+    def stream(self, payload: StreamPayload) -> list[StreamPayload]:
+        if payload.kind == StreamKind.RUN_FINISHED:
+            payload = payload.model_copy(update={"usage": _EXCLUSIVE_USAGE.model_copy()})
+        return [payload]
+
+    def respond(self, request: Request, response: Response) -> Response:
+        return response.model_copy(update={"usage": _EXCLUSIVE_USAGE.model_copy()})
 
 
 # ------------------------------------------------------------------------------------
@@ -1344,6 +1383,21 @@ MUTANTS: tuple[Mutant, ...] = (
         _codec(),
     ),
     Mutant(
+        "GuardInInsertionOrder",
+        "SES-05",
+        "guard_fingerprint hashes json.dumps(values) without sort_keys, so equal params "
+        "whose values were inserted in another order get another guard",
+        GuardInInsertionOrder,
+        _codec(),
+    ),
+    Mutant(
+        "GuardEmptyWithoutData",
+        "SES-05",
+        "guard_fingerprint returns an empty string when params.values is empty",
+        GuardEmptyWithoutData,
+        _codec(),
+    ),
+    Mutant(
         "GuardIgnoresValues",
         "SES-06",
         "guard_fingerprint covers resume_id only, not the values",
@@ -1669,6 +1723,15 @@ MUTANTS: tuple[Mutant, ...] = (
         "into the last-started run's sink",
         SinkKeptOnSelf,
         _opts(concurrent_runs=3),
+    ),
+    # --- USG ---
+    Mutant(
+        "UsageExclusiveOfCache",
+        "USG-01",
+        "reports input_tokens without the cache reads (10 input, 13796 cached), as "
+        "Claude Code counts them, in the response and in run.finished alike",
+        UsageExclusiveOfCache,
+        _live(),
     ),
     # --- DFT ---
     Mutant(

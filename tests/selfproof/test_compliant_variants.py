@@ -513,6 +513,7 @@ class ObservingStreamer(SyncDriver):
             transcript=transcript,
             checkpoint=profile_checkpoint(request),
             structured_output=structured_answer(request),
+            usage=Usage(output_tokens=1),  # as run.finished reports it (USG-01)
         )
 
 

@@ -1,0 +1,148 @@
+"""Behaviour of the Mycli driver on recorded ``mycli --json`` output.
+
+Parser tests feed a recording straight into the parser; driver tests run the
+whole path, the process included, with the kit's replay stand-in as the CLI, so
+mycli need not be installed. The checks are the kit's shared ones for drivers
+built on ``driver.clikit`` (``adaptertest.clikit``); this file gives them this
+CLI's data. Record a run of every kind you meet and add its ``Case``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from adaptertest import clikit as testing
+from adaptertest.clikit import REASONING, TEXT, TOOL, Case, Replay
+from driver import Request, SessionContext, SessionState, Usage
+from mycli_driver import (
+    MYCLI_DRIVER_TYPE,
+    MycliConfig,
+    MycliDriver,
+    MycliStreamParser,
+    build_argv,
+)
+
+RECORDINGS = testing.recordings_dir(__file__)
+
+CASES = [
+    Case(
+        recording="success.jsonl",
+        exit_code=0,
+        items=("init", "thinking", "assistant", "result"),
+        payloads=(*REASONING, *TEXT),
+        output="OK",
+        succeeded=True,
+        session="7d1e4a90-2c5b-4f8e-9a36-5b0c8d2f1e47",
+        failure=None,
+        usage=Usage(input_tokens=182, cached_input_tokens=120, output_tokens=9),
+    ),
+    Case(
+        recording="tool_use.jsonl",
+        exit_code=0,
+        items=("init", "thinking", "tool_call", "tool_result", "stdout", "assistant", "result"),
+        payloads=(*REASONING, *TOOL, *TEXT),
+        output="The project is called demo.",
+        succeeded=True,
+        session="c3a85f12-6e07-4b9d-8f21-0d4e7b9a6c53",
+        failure=None,
+    ),
+    Case(
+        recording="error.jsonl",
+        exit_code=1,
+        items=("init", "assistant", "result"),
+        payloads=TEXT,
+        output="Let me look at the failing test.",
+        succeeded=False,
+        session="5e92b7d0-1a4c-4c63-b8f5-3f0a6d1c9e28",
+        failure="rate limit reached",
+        failure_metadata={"status": "error"},
+    ),
+]
+
+REPLAY = Replay(RECORDINGS, CASES, lambda command: MycliDriver(MycliConfig(command=command)))
+
+
+# -- the parser, one recording at a time -----------------------------------------------------
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.recording)
+def test_parser_on_recording(case: Case) -> None:
+    testing.check_parser_on_recording(case, RECORDINGS, MycliStreamParser)
+
+
+def test_parser_survives_corrupt_and_odd_lines() -> None:
+    testing.check_parser_survives_odd_lines(
+        MycliStreamParser,
+        truncated=b'{"type": "message", "text": ',
+        not_an_object=b'{"type": "message", "text": ["not", "a", "string"]}',
+        unexpected=b'{"type": "progress", "percent": 40}',
+        nan_terminal=b'{"type": "result", "status": "success", "usage": NaN}',
+    )
+
+
+# -- the driver, through a replayed process ----------------------------------------------------
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.recording)
+async def test_driver_on_recording(case: Case) -> None:
+    await testing.check_driver_on_recording(
+        REPLAY, case, is_terminal_line=lambda line: '"type":"result"' in line
+    )
+
+
+@pytest.mark.anyio
+async def test_streaming_off_sends_no_payloads_but_the_same_transcript() -> None:
+    await testing.check_streaming_off(REPLAY, "tool_use.jsonl")
+
+
+@pytest.mark.anyio
+async def test_command_line_carries_model_resume_and_prompt(tmp_path: Path) -> None:
+    argv_file = tmp_path / "argv.json"
+    command = REPLAY.command("success.jsonl", record_argv=argv_file)
+    driver = MycliDriver(MycliConfig(command=command, extra_args=("--max-turns", "3")))
+    state = SessionState(resume_id="7d1e4a90-2c5b-4f8e-9a36-5b0c8d2f1e47")
+    request = Request(
+        prompt="-v is a prompt, not a flag",
+        model_override="mycli-small",
+        session=SessionContext(state=state),
+    )
+    passed = await testing.passed_argv(driver, request, argv_file)
+    expected = build_argv(
+        driver.config, request.prompt, model="mycli-small", resume_id=state.resume_id
+    )
+    assert passed == expected[len(command) :]
+    assert passed == [
+        "--json",
+        "--model",
+        "mycli-small",
+        "--resume",
+        "7d1e4a90-2c5b-4f8e-9a36-5b0c8d2f1e47",
+        "--max-turns",
+        "3",
+        "--",
+        "-v is a prompt, not a flag",
+    ]
+
+
+# -- declarations and config -------------------------------------------------------------------
+
+
+def test_config_validation() -> None:
+    testing.check_config_validation(
+        MycliDriver, MycliConfig, default_command=("mycli",), other=MycliConfig(model="mycli-small")
+    )
+
+
+def test_descriptor_and_stream_capability_are_honest() -> None:
+    models = testing.check_descriptor_and_stream_capability(
+        MycliDriver, MycliConfig(model="mycli-large"), MYCLI_DRIVER_TYPE
+    )
+    assert models == ["mycli-large"]
+
+
+@pytest.mark.anyio
+async def test_environment_check_looks_for_the_program() -> None:
+    await testing.check_environment_probe(MycliDriver, MycliConfig, "mycli-is-not-installed-here")
