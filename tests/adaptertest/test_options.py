@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 import pytest
 
 import adaptertest
-from adaptertest import ClauseStatus, Options, OptionsError, check_driver
+from adaptertest import ClauseStatus, Drift, Options, OptionsError, check_driver
 from adaptertest.clauses import CLAUSES
 from adaptertest.options import FIELD_CHECKS
 from driver import SessionState
@@ -76,7 +77,15 @@ WRONG: dict[str, list[tuple[Any, str]]] = {
         (True, "0 (off) or a positive int"),
         (None, "0 (off) or a positive int"),
     ],
+    "drift": [
+        ({"recordings": ["success.jsonl"]}, "an adaptertest.Drift or None"),
+        ("success.jsonl", "an adaptertest.Drift or None"),
+        (True, "an adaptertest.Drift or None"),
+    ],
 }
+
+RECORDING = Path(__file__).resolve().parents[2] / "examples/claude_driver/recordings/success.jsonl"
+DRIFT = Drift(recordings=[RECORDING], driver=lambda command: ReferenceDriver())
 
 # Field -> a legal value other than the default, and what is stored for it.
 RIGHT: dict[str, tuple[Any, Any]] = {
@@ -102,6 +111,7 @@ RIGHT: dict[str, tuple[Any, Any]] = {
     "max_examples": (3, 3),
     "backend": ("trio", "trio"),
     "concurrent_runs": (2, 2),
+    "drift": (DRIFT, DRIFT),
 }
 
 
