@@ -215,6 +215,26 @@ class Variant:
         played = tuple((c.t, c.fd, c.data) for c in self.chunks)
         return (played, self.exit_code, self.signal, self.realtime)
 
+    @property
+    def stderr(self) -> bytes:
+        return b"".join(c.data for c in self.chunks if c.fd == recording.STDERR)
+
+    def plain(self) -> bytes | None:
+        """The stdout as a plain transcript, when the replay's plain path plays the variant
+        the same way (a chunk per line, no pause, no signal, stderr after stdout): that
+        path reads no JSON and starts faster. None when only a recording can say it."""
+        if self.realtime or self.signal is not None or self.exit_code is None:
+            return None
+        out = [c.data for c in self.chunks if c.fd == recording.STDOUT]
+        if any(c.fd != recording.STDOUT for c in self.chunks[: len(out)]):
+            return None
+        data = b"".join(out)
+        if out != data.splitlines(keepends=True):  # e.g. a lone CR, which splits a line there
+            return None
+        if recording.FORMAT_KEY.encode() in data.split(b"\n", 1)[0]:
+            return None  # it would be read as a recording's header
+        return data
+
     def dumps(self) -> bytes:
         """The variant as a recording (format v1) for ``adaptertest replay``."""
         return recording.Recording(
@@ -231,7 +251,10 @@ def _stderr(source: Source) -> list[recording.Chunk]:
 
 
 def _per_line(data: bytes) -> list[recording.Chunk]:
-    return [recording.Chunk(0.0, recording.STDOUT, part) for part in data.splitlines(True)]
+    """A chunk per line, split at ``\n`` only (a lone CR stays inside its line)."""
+    parts = [part + b"\n" for part in data.split(b"\n")]
+    parts[-1] = parts[-1][:-1]
+    return [recording.Chunk(0.0, recording.STDOUT, part) for part in parts if part]
 
 
 def as_recorded(source: Source, words: str = "the recording as is") -> Variant:

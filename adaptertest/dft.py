@@ -316,10 +316,18 @@ class _Prober:
         """Run a fresh driver on ``variant``; never raises for the driver."""
         self.runs += 1
         path = self.folder / f"variant-{self.runs}.jsonl"
-        path.write_bytes(variant.dumps())
+        errors = path.with_suffix(".stderr")
         command = [sys.executable, "-m", "adaptertest", "replay", str(path)]
-        if variant.realtime:
-            command.append("--realtime")
+        plain = variant.plain()
+        if plain is None:
+            path.write_bytes(variant.dumps())
+            command += ["--realtime"] if variant.realtime else []
+        else:
+            path.write_bytes(plain)
+            command += ["--exit-code", str(variant.exit_code)]
+            if variant.stderr:
+                errors.write_bytes(variant.stderr)
+                command += ["--stderr", str(errors)]
         if witness is not None:
             command += ["--record-argv", str(witness)]
         command.append("--")
@@ -327,6 +335,7 @@ class _Prober:
             return self._play(tuple(command), source)
         finally:
             path.unlink(missing_ok=True)
+            errors.unlink(missing_ok=True)
 
     def _play(self, command: tuple[str, ...], source: Source) -> _Observed:
         ctx = self.ctx

@@ -22,10 +22,12 @@ from adaptertest._drift import (
     MULTIBYTE,
     Corruption,
     Source,
+    Variant,
     _additive_variant,
     additive,
     content_objects,
     corrupt,
+    line_by_line,
     load_source,
     rechunked,
     with_multibyte,
@@ -248,6 +250,24 @@ def test_rechunking_keeps_the_bytes(source: Source, data: st.DataObject) -> None
     times = [c.t for c in variant.chunks]
     assert times == sorted(times)
     assert variant.realtime == (times[-1] > 0)
+
+
+def test_a_variant_plays_as_a_plain_transcript_only_when_that_plays_it_alike(
+    source: Source,
+) -> None:
+    per_line = line_by_line(source, b'{"type":"a"}\r\n\n{"type":"b"}', "CRLF")
+    assert per_line.plain() == b'{"type":"a"}\r\n\n{"type":"b"}'
+    assert per_line.stderr == b""
+    lone_cr = line_by_line(source, b'{"type":"a"}\r{"type":"b"}\n', "a lone CR")
+    assert lone_cr.plain() is None  # the plain path would cut the line at the CR
+    header = line_by_line(source, b'{"adaptertest_recording": 1}\n', "a header look-alike")
+    assert header.plain() is None
+    killed = Variant(per_line.chunks, None, 9, "killed")
+    assert killed.plain() is None
+    cut = Variant((Chunk(0.0, STDOUT, b'{"ty'), Chunk(0.0, STDOUT, b'pe":"a"}\n')), 0, None, "cut")
+    assert cut.plain() is None
+    late = Variant((Chunk(0.0, STDERR, b"warn\n"), *per_line.chunks), 0, None, "stderr first")
+    assert late.plain() is None
 
 
 def test_multibyte_text_goes_only_where_the_driver_shows_text(source: Source) -> None:
