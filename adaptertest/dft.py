@@ -15,9 +15,10 @@ hypothesis profile untouched; see :mod:`adaptertest._drift` for what they are):
   visible as a transcript item, and no valid checkpoint;
 - DFT-03, chunking: the same bytes in other chunks give the same result as line by line.
 
-Each variant is a recording (format v1) the kit's replay stand-in plays in a fresh
-process. "The result" is the response without its raw streams plus the stream payloads
-(without ``raw`` and the fields core owns); ids and timestamps the driver makes itself
+Each variant is a file the kit's replay stand-in plays in a fresh process: a plain
+transcript when that plays it alike (its faster path), else a recording (format v1).
+"The result" is the response without its raw streams plus the stream payloads (without
+``raw`` and the fields core owns); ids and timestamps the driver makes itself
 (values of id or time fields that the recording does not hold) are numbered by first
 appearance before comparing. A failure names the smallest drift hypothesis found, line
 by line, and what differed; provider text is withheld unless
@@ -430,9 +431,8 @@ def _explore(
     strategy: SearchStrategy[Variant],
     check: Callable[[Variant], str],
     name: str,
-) -> int:
-    """Run ``check`` over hypothesis-made variants; record the shrunk failure. Returns the
-    number of driver runs."""
+) -> None:
+    """Run ``check`` over hypothesis-made variants; record the shrunk failure, if any."""
     from hypothesis import given
 
     cls = falsified_for(clause)
@@ -473,7 +473,6 @@ def _explore(
         if other and not found:
             detail = describe_error("the drift property", other[0])
             prober.ctx.fail(clause, f"{name}: could not be judged: {detail} (please report this)")
-    return budget.runs
 
 
 # -- the probe ---------------------------------------------------------------------------
