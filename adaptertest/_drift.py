@@ -20,6 +20,7 @@ call, not the format); :func:`content_objects` finds those from the baseline run
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import random
 import re
@@ -208,6 +209,8 @@ class Variant:
     words: str
     realtime: bool = False
     corruption: Corruption | None = None
+    added: frozenset[str] = frozenset()
+    """Names of the fields the drift added to the recording's own objects."""
 
     @property
     def key(self) -> tuple[object, ...]:
@@ -415,6 +418,7 @@ def _additive_variant(
     edited: dict[int, dict[str, Any]] = {}
     inserts: list[tuple[int, _Line]] = []
     everywhere: list[str] = []
+    added: set[str] = set()
 
     def edit(index: int) -> dict[str, Any]:
         return edited.setdefault(index, copy.deepcopy(source.objects[index] or {}))
@@ -429,6 +433,7 @@ def _additive_variant(
             inserts.append((at, _Line(change[2], None, ["blank line"])))
         elif what == "field":
             _, _, node, key, value, scope = change
+            added.add(key)
             field_words = f"unknown field {_short(key)}: {_short(value)}"
             if scope == "everywhere":
                 for index, obj in enumerate(source.objects):
@@ -467,7 +472,8 @@ def _additive_variant(
     words = [*everywhere, *_describe(source, lines)]
     if crlf:
         words.append("every line ends with CRLF")
-    return line_by_line(source, out, "; ".join(words) or "no change")
+    variant = line_by_line(source, out, "; ".join(words) or "no change")
+    return dataclasses.replace(variant, added=frozenset(added))
 
 
 def _describe(source: Source, lines: list[_Line]) -> list[str]:

@@ -578,8 +578,9 @@ CLAUSES: tuple[Clause, ...] = (
         "Under additive drift of a recorded CLI output (unknown line types, unknown fields at "
         "any depth, shuffled key order, blank lines, CRLF line endings) the run's result equals "
         "the recording's (output, transcript, stream, usage, success or failure, checkpoint; "
-        "ids and timestamps the driver makes itself normalised), and every stream, run-event "
-        "and transcript clause still holds.",
+        "ids and timestamps the driver makes itself normalised, added fields passed on under "
+        "their own names ignored), and every stream, run-event and transcript clause still "
+        "holds.",
         OPT,
         "drift",
         extension=True,

@@ -20,7 +20,9 @@ transcript when that plays it alike (its faster path), else a recording (format 
 "The result" is the response without its raw streams plus the stream payloads (without
 ``raw`` and the fields core owns); ids and timestamps the driver makes itself
 (values of id or time fields that the recording does not hold) are numbered by first
-appearance before comparing. A failure names the smallest drift hypothesis found, line
+appearance before comparing, and a field the drift added that the driver copies on under
+its own name (vendor data, a tool's arguments) is left out: that is the CLI's data
+passed on, not a change. A failure names the smallest drift hypothesis found, line
 by line, and what differed; provider text is withheld unless
 ``Options(show_live_details=True)``, as in the live clauses. Shrinking spends at most
 a fixed number of driver runs; each run is bounded by ten times the baseline's time
@@ -134,9 +136,25 @@ def _normalised(value: Any, source: Source, names: dict[object, str], key: str =
     return value
 
 
-def snapshot(run: LiveRun, source: Source) -> dict[str, Any]:
+def _without(value: Any, names: frozenset[str]) -> Any:
+    if isinstance(value, dict):
+        return {k: _without(v, names) for k, v in value.items() if k not in names}
+    if isinstance(value, list):
+        return [_without(v, names) for v in value]
+    return value
+
+
+def snapshot(
+    run: LiveRun, source: Source, passed_on: frozenset[str] = frozenset()
+) -> dict[str, Any]:
     """What the DFT clauses compare: what ``run`` raised, its response without raw streams,
-    and its stream without the fields core owns; driver-made ids and timestamps numbered."""
+    and its stream without the fields core owns; driver-made ids and timestamps numbered.
+
+    ``passed_on`` names fields the drift added to the recording's objects: a driver that
+    copies an object's fields on (vendor data, a tool's arguments) passes a new field on
+    under its own name, which is the CLI's data, not a change of the result; such keys
+    are left out wherever they appear.
+    """
     response = run.response
     doc = {
         "raised": error_type(run.error) if run.error is not None else None,
@@ -147,7 +165,7 @@ def snapshot(run: LiveRun, source: Source) -> dict[str, Any]:
         ),
         "stream": [p.model_dump(mode="json", exclude=_STREAM_OWNED) for p in run.stream],
     }
-    result: dict[str, Any] = _normalised(doc, source, {})
+    result: dict[str, Any] = _normalised(_without(doc, passed_on), source, {})
     return result
 
 
@@ -333,12 +351,14 @@ class _Prober:
             command += ["--record-argv", str(witness)]
         command.append("--")
         try:
-            return self._play(tuple(command), source)
+            return self._play(tuple(command), source, variant.added)
         finally:
             path.unlink(missing_ok=True)
             errors.unlink(missing_ok=True)
 
-    def _play(self, command: tuple[str, ...], source: Source) -> _Observed:
+    def _play(
+        self, command: tuple[str, ...], source: Source, passed_on: frozenset[str]
+    ) -> _Observed:
         ctx = self.ctx
         made = ctx.attempt(self.drift.driver, command, timeout=self.timeout, awaitable=False)
         label = "Drift.driver(command)"
@@ -366,9 +386,9 @@ class _Prober:
             return _Observed(f"run() raised {error_type(outcome.error)}")
         result: LiveRun = outcome.value
         result.capture(sink)
-        return self._judge(result, source)
+        return self._judge(result, source, passed_on)
 
-    def _judge(self, result: LiveRun, source: Source) -> _Observed:
+    def _judge(self, result: LiveRun, source: Source, passed_on: frozenset[str]) -> _Observed:
         seen = _Observed(run=result, elapsed=result.elapsed)
         if result.timed_out:
             seen.problem = f"run() did not return within {self.timeout:g} s"
@@ -399,7 +419,7 @@ class _Prober:
         found += verify_transcript_mirror(result.events, response.transcript)
         seen.violations = found
         try:
-            seen.snapshot = snapshot(result, source)
+            seen.snapshot = snapshot(result, source, passed_on)
         except ValueError as exc:  # pydantic's serialization errors are ValueErrors
             seen.problem = f"its response cannot be compared: {describe_error('dumping it', exc)}"
         return seen

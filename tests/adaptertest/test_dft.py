@@ -308,6 +308,30 @@ def test_ids_and_times_the_driver_makes_are_numbered_the_recorded_ones_kept(
     assert items[1]["data"] == {"timestamp": "<made by the driver #2>", "note": "fixed"}
 
 
+def test_an_added_field_passed_on_under_its_own_name_is_no_change(source: Source) -> None:
+    """A driver that copies a line's fields into vendor data passes a new field on: the
+    CLI's data, not a change. Under another name, or with a known field, it is one."""
+    base = snapshot(run_of(TranscriptItem(kind=TranscriptKind.SYSTEM, data={"a": 1})), source)
+
+    def copied(data: dict[str, Any]) -> dict[str, Any]:
+        item = TranscriptItem(kind=TranscriptKind.SYSTEM, data=data)
+        return snapshot(run_of(item), source, frozenset({"x-new"}))
+
+    assert result_differences(base, copied({"a": 1, "x-new": [1, {"x-new": 2}]}), show=True) == []
+    assert result_differences(base, copied({"a": 1, "renamed": 1}), show=True) == [
+        "response.transcript[0].data.renamed is new: 1"
+    ]
+    assert result_differences(base, copied({"a": 2, "x-new": 1}), show=True) == [
+        "response.transcript[0].data.a is 2, expected 1"
+    ]
+
+
+def test_additive_variants_name_the_fields_they_add(source: Source) -> None:
+    changes = [("field", 0, 0, "x-new", 1, "object"), ("insert", 0, {"type": "t", "k": 1})]
+    variant = _additive_variant(source, frozenset(), changes, False)
+    assert variant.added == {"x-new"}  # the inserted line's fields are not the recording's
+
+
 def test_differences_name_the_path_and_withhold_provider_text(source: Source) -> None:
     base = snapshot(run_of(TranscriptItem(kind=TranscriptKind.ASSISTANT, text="a")), source)
     other = snapshot(

@@ -65,13 +65,6 @@ _NOT_TOOLS = frozenset({"agent_message", "reasoning", "error", "todo_list"})
 _OUTCOME_FIELDS = frozenset(
     {"id", "type", "status", "aggregated_output", "exit_code", "result", "error"}
 )
-# The fields that make the call of each known tool-like kind: a field a newer codex adds
-# to these items must not change the call the host sees (format drift, DFT-01).
-_CALL_FIELDS = {
-    "command_execution": ("command",),
-    "file_change": ("changes",),
-    "web_search": ("query", "action"),
-}
 _ERROR_STATUSES = frozenset({"failed", "declined"})
 # "Reconnecting... 2/5 (...)": codex retrying a dropped or refused model stream.
 _RECONNECT = re.compile(r"^Reconnecting\S*\s+(\d+)/(\d+)")
@@ -90,10 +83,6 @@ def _tool_call(item: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         if isinstance(arguments, dict):
             return name, arguments
         return name, {} if arguments is None else {"arguments": arguments}
-    known = _CALL_FIELDS.get(kind)
-    if known is not None:
-        return kind, {key: item[key] for key in known if key in item}
-    # A newer kind: every field but the outcome ones, as the best guess at its call.
     return kind, {key: value for key, value in item.items() if key not in _OUTCOME_FIELDS}
 
 

@@ -22,7 +22,7 @@ event becomes:
   ``system`` item whose subtype is the severity, and the last one is filed
   with a failure.
 * ``result``: the official terminal event, kept verbatim; a ``result`` item
-  with the usage and the known rest of ``stats`` (duration, tool calls, per model).
+  with the usage and the rest of ``stats`` (duration, tool calls, per model).
 * Unknown types are skipped; lines that are not JSON objects become ``stdout``
   items.
 
@@ -64,9 +64,6 @@ EXIT_REASONS = {
 # Ends the open text block: every known event but ``message`` itself.
 _CLOSES_TEXT = frozenset({"init", "tool_use", "tool_result", "error", "result"})
 _COUNTS = ("total_tokens", "input_tokens", "output_tokens", "cached", "input")
-# The stats the result item keeps besides the counts: a field a newer gemini adds to its
-# stats must not change the transcript (format drift, DFT-01).
-_DETAILS = ("duration_ms", "tool_calls", "models")
 
 
 def _count(counts: dict[str, Any], key: str) -> int:
@@ -261,7 +258,7 @@ class GeminiStreamParser(JsonlParser):
                 session_id=self.session_id,
                 usage=self.usage,
                 errors=[message] if message else [],
-                data={key: stats[key] for key in _DETAILS if key in stats},
+                data={key: value for key, value in stats.items() if key not in _COUNTS},
             )
         )
 
