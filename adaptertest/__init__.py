@@ -11,31 +11,18 @@ or from plain code::
 
 Every clause of the contract is listed, as data, in :data:`CLAUSES`; every failure
 message starts with its clause ID.
+
+``import adaptertest`` needs only the base install; :func:`test_driver` and
+:func:`check_driver` need the ``test`` extra and say so when it is missing.
 """
 
 from __future__ import annotations
-
-import importlib.util
 
 from adaptertest._imports import import_attr
 
 # Not typing.TYPE_CHECKING: importing typing would cost every start of the replay stand-in
 # (python -m adaptertest replay) milliseconds; mypy reads this name as True all the same.
 TYPE_CHECKING = False
-
-_SUITE_DEPENDENCIES = ("pytest", "hypothesis", "jsonschema", "rich")
-"""What the suite imports beyond the base install (pydantic, anyio): the ``test`` extra."""
-
-_missing = [name for name in _SUITE_DEPENDENCIES if importlib.util.find_spec(name) is None]
-if _missing:
-    # A production install (driver, driver.clikit, referencedriver) has none of these.
-    raise ImportError(
-        f"adaptertest, the conformance suite, needs the kit's test extra; missing: "
-        f"{', '.join(_missing)}. Install it with: python -m pip install "
-        f"'agent-driver-kit[test]' (the base install serves driver and referencedriver only)",
-        name="adaptertest",
-    )
-del _missing
 
 if TYPE_CHECKING:
     from typing import Any
@@ -99,11 +86,21 @@ _LAZY: dict[str, str] = {
 }
 
 
+_NEEDS: dict[str, tuple[str, ...]] = {
+    "test_driver": ("pytest", "hypothesis", "jsonschema"),
+    "check_driver": ("hypothesis", "jsonschema"),
+}
+"""Names that run the suite, and the modules of the test extra they use (at call time too)."""
+
+
 def __getattr__(name: str) -> Any:
     """Import public names on first use, so ``import adaptertest`` stays cheap."""
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'adaptertest' has no attribute {name!r}")
+    from adaptertest import _extra
+
+    _extra.require(f"adaptertest.{name}", _NEEDS.get(name, ()))
     value = import_attr(module, name)
     globals()[name] = value
     return value

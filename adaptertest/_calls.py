@@ -10,22 +10,35 @@ The caller waits on a plain thread primitive with a small grace period on top of
 deadline. A call that ignores cancellation, blocks its thread, or blocks the event loop
 is abandoned (the daemon thread is left behind) and reported as a hang; an event loop
 that stopped responding is replaced so later calls still run.
+
+A raise is described with the place the driver raised (the innermost frame of driver
+code, outside the kit, the standard library and the kit's own dependencies), and
+:class:`Leftovers` finds what a call left running (threads, tasks, loop timers), so the
+suite waits for that, and only that, before it judges what the call emitted.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import inspect
+import os
+import sys
 import threading
 import time
+import traceback
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 from anyio.from_thread import BlockingPortal
+
+from adaptertest._violation import provider_text
 
 GRACE = 0.5
 """Seconds a call may overrun its deadline before it counts as blocked."""
@@ -49,8 +62,8 @@ class Outcome:
 def describe_hang(label: str, outcome: Outcome, timeout: float) -> str:
     """Text for a call that did not return in time."""
     how = (
-        " and did not respond to cancellation (it blocked its thread or the event loop); "
-        "the call was abandoned"
+        " and did not respond to cancellation (it blocked its thread or the event loop, or "
+        "shielded itself); the call was abandoned"
         if outcome.blocked
         else ""
     )
@@ -58,11 +71,84 @@ def describe_hang(label: str, outcome: Outcome, timeout: float) -> str:
 
 
 def describe_error(label: str, error: BaseException) -> str:
-    """Text for a call that raised: the exception type and its first line."""
+    """Text for a call that raised: the exception type, where the driver raised it, and
+    the first line of its message, marked as text the suite may withhold (a live run's
+    exception can quote the provider)."""
     error = _unwrap(error)
-    text = str(error).strip().splitlines()
-    detail = f": {text[0][:300]}" if text else ""
-    return f"{label} raised {type(error).__module__}.{type(error).__qualname__}{detail}"
+    where = driver_location(error)
+    at = f" at {where}" if where else ""
+    text = _message_of(error)
+    detail = f": {provider_text(text, quote=False)}" if text.strip() else ""
+    return f"{label} raised {type(error).__module__}.{type(error).__qualname__}{at}{detail}"
+
+
+def _message_of(error: BaseException) -> str:
+    try:
+        return str(error)
+    except Exception as exc:  # noqa: BLE001 - a driver's __str__ may raise too
+        return f"(str() of the exception raised {type(exc).__name__})"
+
+
+# Code that is not the driver's: the kit, the standard library, the kit's dependencies.
+_NOT_DRIVER = frozenset(
+    {
+        "adaptertest",
+        "anyio",
+        "exceptiongroup",
+        "outcome",
+        "pydantic",
+        "pydantic_core",
+        "sniffio",
+        "trio",
+        "typing_extensions",
+        *sys.stdlib_module_names,
+    }
+)
+_KIT_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _is_driver_code(frame: FrameType) -> bool:
+    name = frame.f_globals.get("__name__")
+    return not isinstance(name, str) or name.partition(".")[0] not in _NOT_DRIVER
+
+
+def _shown_path(filename: str) -> str:
+    """``filename`` relative to the working directory when it is inside it (a path an
+    editor opens), else to the longest ``sys.path`` entry holding it
+    (``mydriver/_driver.py``), else as it is."""
+    path = os.path.abspath(filename)
+    for roots in ([os.getcwd()], [os.path.abspath(p) for p in sys.path if p]):
+        holding = [root for root in roots if path.startswith(root.rstrip(os.sep) + os.sep)]
+        if holding:
+            return os.path.relpath(path, max(holding, key=len))
+    return filename
+
+
+def driver_location(error: BaseException) -> str | None:
+    """Where ``error`` was raised in driver code: ``path:line in function``.
+
+    The innermost traceback frame of driver code; failing that, the innermost frame
+    outside the kit; None for an exception that was never raised.
+    """
+    frames = list(traceback.walk_tb(error.__traceback__))
+    for want in (_is_driver_code, lambda f: not _is_kit(f.f_code.co_filename)):
+        for frame, line in reversed(frames):
+            if want(frame):
+                return f"{_shown_path(frame.f_code.co_filename)}:{line} in {frame.f_code.co_name}"
+    return None
+
+
+def _is_kit(filename: str) -> bool:
+    return os.path.abspath(filename).startswith(_KIT_DIR + os.sep)
+
+
+def driver_traceback(error: BaseException) -> str:
+    """The traceback of ``error`` without the kit's own frames, as Python prints it."""
+    error = _unwrap(error)
+    shown = traceback.TracebackException.from_exception(error)
+    kept = [frame for frame in shown.stack if not _is_kit(frame.filename)]
+    shown.stack = traceback.StackSummary.from_list(kept)
+    return "".join(shown.format()).rstrip()
 
 
 def is_driver_fault(exc: BaseException) -> bool:
@@ -253,3 +339,98 @@ def _close(obj: object) -> None:
     if callable(close):
         with contextlib.suppress(Exception):  # best effort: silence "never awaited"
             close()
+
+
+# -- what a call left running ------------------------------------------------------------
+
+LATE_WINDOW = 0.5
+"""Seconds the suite waits, at most, for what a driver call left running."""
+_WATCH_STEP = 0.002
+_STACK_LIMIT = 200
+
+
+def _runs_driver_code(frame: FrameType | None) -> bool:
+    """Whether a thread standing in ``frame`` is inside driver code (not idle in a pool)."""
+    depth = 0
+    while frame is not None and depth < _STACK_LIMIT:
+        if _is_driver_code(frame):
+            return True
+        frame, depth = frame.f_back, depth + 1
+    return False
+
+
+def _busy_threads() -> dict[threading.Thread, bool]:
+    """Every live thread but the caller's, and whether it is busy: a pending
+    ``threading.Timer``, or a thread standing in driver code."""
+    frames = sys._current_frames()
+    me = threading.current_thread()
+    return {
+        thread: (isinstance(thread, threading.Timer) and not thread.finished.is_set())
+        or _runs_driver_code(frames.get(thread.ident or -1))
+        for thread in threading.enumerate()
+        if thread is not me and thread.is_alive()
+    }
+
+
+def _loop_timers() -> list[asyncio.TimerHandle]:
+    """The asyncio loop's scheduled callbacks (``call_later``/``call_at``); trio has none."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # not on asyncio
+        return []
+    scheduled = getattr(loop, "_scheduled", None)
+    return list(scheduled) if isinstance(scheduled, list) else []
+
+
+class Leftovers:
+    """What a driver call left running, found against a snapshot taken before it.
+
+    Made on the driver's loop right before the call; :meth:`settle` right after it
+    returns waits while anything the call started is still going: a thread that is busy
+    (new, or idle before the call), a task, or a loop timer due within the window. A
+    compliant driver leaves nothing, so settling costs it two loop ticks.
+    """
+
+    def __init__(self) -> None:
+        self._threads = _busy_threads()
+        self._tasks = {task.id for task in anyio.get_running_tasks()}
+        self._timers = _loop_timers()  # kept, so their ids cannot be reused
+        self._timer_ids = {id(handle) for handle in self._timers}
+
+    def pending(self, horizon: float) -> list[str]:
+        """What the call left running that may still emit within ``horizon`` seconds."""
+        found: list[str] = []
+        for thread, busy in _busy_threads().items():
+            if busy and not self._threads.get(thread, False):
+                found.append(f"thread {thread.name!r}")
+        me = anyio.get_current_task().id
+        found += [
+            f"task {task.name!r}"
+            for task in anyio.get_running_tasks()
+            if task.id not in self._tasks and task.id != me
+        ]
+        timers = _loop_timers()
+        if timers:
+            due = asyncio.get_running_loop().time() + horizon
+            found += [
+                "loop callback"
+                for handle in timers
+                if id(handle) not in self._timer_ids
+                and not handle.cancelled()
+                and handle.when() <= due
+            ]
+        return found
+
+    async def settle(self, window: float = LATE_WINDOW) -> float:
+        """Wait, ``window`` seconds at most, until the call left nothing running that
+        could still emit; return the seconds waited."""
+        start = time.monotonic()
+        deadline = start + window
+        while True:
+            # Two ticks run what call_soon queued and let fresh tasks take a first step.
+            await anyio.lowlevel.checkpoint()
+            await anyio.lowlevel.checkpoint()
+            now = time.monotonic()
+            if now >= deadline or not self.pending(deadline - now):
+                return now - start
+            await anyio.sleep(min(_WATCH_STEP, deadline - now))

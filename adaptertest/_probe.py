@@ -4,37 +4,84 @@ A probe is one interaction with the driver (Go's ``t.Run`` subtest: ``descriptor
 ``session_codec``, ``live_run`` ...). It judges several clauses from that one
 interaction. Probes are plain functions ``probe(ctx) -> None`` living in the family
 module of the clauses they judge; they never raise for anything the driver does.
+
+Every text a probe records goes through the context, which spells out or withholds the
+provider text marked in it (:func:`adaptertest._violation.provider_text`): live probes
+withhold it unless ``Options(show_live_details=True)``, hermetic probes never run the
+provider and show everything.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, TypeVar
 
-from adaptertest._calls import CallRunner, Outcome, describe_error, describe_hang
-from adaptertest._violation import Violation
-from adaptertest.clauses import CLAUSE_BY_ID
+from adaptertest._calls import (
+    CallRunner,
+    Outcome,
+    describe_error,
+    describe_hang,
+    driver_traceback,
+)
+from adaptertest._violation import Violation, render
+from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES, Mode
 from adaptertest.options import Options
+from adaptertest.sink import RecordingSink
 from driver.descriptor import Descriptor
 from driver.protocols import implements
 
 T = TypeVar("T")
+
+MAX_KEPT = 200
+"""Distinct violations of one clause a probe keeps; more are counted."""
+_INDEX = re.compile(r"\b(payload|event|item) \d+")
+
+LIVE_PROBES = frozenset(p for c in CLAUSES if c.mode is Mode.LIVE for p in c.probes)
+"""Probes that run the provider: their provider text is withheld unless asked for."""
 
 
 class ProbeAbort(Exception):
     """Stops the current probe after a fatal verdict (Go's ``t.Fatal``)."""
 
 
+@dataclass(frozen=True)
+class Watch:
+    """A sealed sink kept under watch after its run was judged (see ``ProbeContext.watch``)."""
+
+    clause: str
+    sink: RecordingSink
+    counted: int
+    label: str
+
+
 @dataclass
 class ProbeRecord:
-    """Verdicts a probe gathered: violations, judged clauses, skips, notes."""
+    """Verdicts a probe gathered: violations, judged clauses, skips, notes, watches."""
 
     violations: dict[str, list[str]] = field(default_factory=dict)
     judged: set[str] = field(default_factory=set)
     skipped: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    clause_notes: dict[str, list[str]] = field(default_factory=dict)
+    watches: list[Watch] = field(default_factory=list)
     stopped_by: str | None = None
+    repeats: dict[str, int] = field(default_factory=dict)
+    """Recorded message -> how many more violations were folded into it."""
+    overflow: dict[str, int] = field(default_factory=dict)
+    """Clause -> violations beyond what is kept."""
+
+    def messages(self, clause: str) -> list[str]:
+        """The violations of ``clause``, each with the count folded into it, then the
+        count of those not kept."""
+        out = [
+            f"{m} (and {self.repeats[m]} more like it)" if m in self.repeats else m
+            for m in self.violations.get(clause, ())
+        ]
+        if self.overflow.get(clause):
+            out.append(f"{clause}: ... and {self.overflow[clause]} more violation(s) not kept")
+        return out
 
 
 class ProbeContext:
@@ -57,7 +104,10 @@ class ProbeContext:
         self.options = options
         self.runner = runner
         self.record = ProbeRecord()
+        self.show_text = name not in LIVE_PROBES or options.show_live_details
+        """Whether provider text marked in this probe's messages is spelled out."""
         self._factory_calls = 1  # the suite's setup made the first
+        self._folded: dict[str, str] = {}  # fold key -> the message kept for it
 
     # -- verdicts -----------------------------------------------------------------------
 
@@ -67,33 +117,77 @@ class ProbeContext:
             _known(clause)
             self.record.judged.add(clause)
 
+    def shown(self, text: str) -> str:
+        """``text`` with its marked provider text spelled out or withheld, as this probe
+        reports it."""
+        return render(text, show=self.show_text)
+
     def fail(self, clause: str, message: str) -> None:
-        """Record one violation of ``clause`` (which also marks it judged)."""
+        """Record one violation of ``clause`` (which also marks it judged).
+
+        A flood stays readable: a violation that differs from an earlier one only in its
+        payload, event or item index is folded into it and counted, and past
+        :data:`MAX_KEPT` distinct violations of a clause the rest are only counted.
+        """
         _known(clause)
-        self.record.judged.add(clause)
-        self.record.violations.setdefault(clause, []).append(f"{clause}: {message}")
+        record = self.record
+        record.judged.add(clause)
+        shown = f"{clause}: {self.shown(message)}"
+        key = _INDEX.sub(r"\1 #", shown)
+        first = self._folded.get(key)
+        if first is not None:
+            record.repeats[first] = record.repeats.get(first, 0) + 1
+            return
+        kept = record.violations.setdefault(clause, [])
+        if len(kept) >= MAX_KEPT:
+            record.overflow[clause] = record.overflow.get(clause, 0) + 1
+            return
+        self._folded[key] = shown
+        kept.append(shown)
 
     def report(self, violations: Iterable[Violation], *, judge: Iterable[str] = ()) -> None:
         """Record a verify helper's violations, and judge the clauses it covers."""
         self.judge(*judge)
         for v in violations:
-            self.fail(v.clause, v.message)
+            self.fail(v.clause, v.marked or v.message)
 
     def fatal(self, clause: str, message: str) -> NoReturn:
         """Record a violation and stop this probe; unjudged clauses get skipped."""
         self.fail(clause, message)
-        self.record.stopped_by = f"{clause}: {message}"
+        self.record.stopped_by = f"{clause}: {self.shown(message)}"
         raise ProbeAbort(clause)
 
     def skip(self, clauses: Iterable[str], reason: str) -> None:
         """Skip clauses with a reason that names the clause and what would enable it."""
         for clause in clauses:
             _known(clause)
-            self.record.skipped.setdefault(clause, f"{clause} skipped: {reason}")
+            self.record.skipped.setdefault(clause, f"{clause} skipped: {self.shown(reason)}")
 
-    def note(self, text: str) -> None:
-        """Attach context to every clause of this probe (like Go's ``t.Log``)."""
-        self.record.notes.append(text)
+    def note(self, text: str, *, clauses: Iterable[str] = ()) -> None:
+        """Attach context to some ``clauses``, or to every clause of this probe (like
+        Go's ``t.Log``)."""
+        wanted = list(clauses)
+        if not wanted:
+            self.record.notes.append(self.shown(text))
+        for clause in wanted:
+            _known(clause)
+            self.record.clause_notes.setdefault(clause, []).append(self.shown(text))
+
+    def trace(self, error: BaseException, *, clauses: Iterable[str]) -> None:
+        """With ``Options(show_live_details=True)``, note the driver's traceback of ``error``
+        on ``clauses``."""
+        if self.options.show_live_details:
+            self.note(f"driver traceback:\n{driver_traceback(error)}", clauses=clauses)
+
+    def raised(self, label: str, error: BaseException, *, clauses: Iterable[str]) -> str:
+        """Describe a raise (see :meth:`trace` for the traceback)."""
+        self.trace(error, clauses=clauses)
+        return describe_error(label, error)
+
+    def watch(self, clause: str, sink: RecordingSink, *, label: str = "") -> None:
+        """Keep watching a judged run's sink: emissions that arrive later still fail
+        ``clause`` when the suite reads the verdict."""
+        self.record.watches.append(Watch(clause, sink, sink.late_count, label))
 
     # -- driver calls -------------------------------------------------------------------
 
@@ -130,7 +224,7 @@ class ProbeContext:
         if outcome.timed_out:
             self.fatal(clause, describe_hang(label, outcome, timeout or self.options.probe_timeout))
         if outcome.error is not None:
-            self.fatal(clause, describe_error(label, outcome.error))
+            self.fatal(clause, self.raised(label, outcome.error, clauses=(clause,)))
 
     def expect_type(self, clause: str, label: str, value: object, kind: type[T]) -> T:
         """Fatal unless ``value`` is a ``kind`` (a driver returning a dict, say)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from typing import Any
 
@@ -60,20 +61,35 @@ def test_driver(factory: Callable[[], object], options: Options | None = None) -
                 suite.close()
 
         @pytest.mark.parametrize("clause", [_param(c, opts) for c in CLAUSES])
-        def test_clause(self, clause: str) -> None:
+        def test_clause(self, clause: str, request: pytest.FixtureRequest) -> None:
             result = type(self).adaptertest_suite().clause_result(clause)
-            _settle(result)
+            _settle(result, request.node.nodeid)
 
     DriverConformance.__qualname__ = DriverConformance.__name__ = "DriverConformance"
     return DriverConformance
 
 
-def _settle(result: ClauseResult) -> None:
+def rerun_hint(nodeid: str, clause: str) -> str:
+    """How to rerun one clause item: its node id, or ``-k`` with its class and clause."""
+    path, _, rest = nodeid.partition("::")
+    cls = rest.partition("::")[0]
+    selector = f"{cls} and {clause}" if cls else clause
+    return (
+        f"pytest {shlex.quote(nodeid)}  (or: pytest {shlex.quote(path)} -k {shlex.quote(selector)})"
+    )
+
+
+_DETAILS = (
+    "pass Options(show_live_details=True) to test_driver(...) to see the withheld provider text"
+)
+
+
+def _settle(result: ClauseResult, nodeid: str) -> None:
     """Turn one clause result into the pytest outcome of its item."""
     if result.status is ClauseStatus.SKIPPED:
         pytest.skip(result.messages[0] if result.messages else f"{result.clause} skipped")
     if result.status in (ClauseStatus.FAILED, ClauseStatus.XFAILED):
-        pytest.fail(result.describe(), pytrace=False)
+        pytest.fail(result.describe(rerun_hint(nodeid, result.clause), _DETAILS), pytrace=False)
     if result.status is ClauseStatus.XPASSED:
         pass  # the strict xfail mark turns this pass into a failure
 

@@ -16,9 +16,10 @@ from typing import Any
 
 from pydantic import BaseModel, SecretBytes, SecretStr
 
-from adaptertest._calls import CallRunner, describe_error, describe_hang
+from adaptertest._calls import CallRunner, Outcome, describe_error, describe_hang, driver_traceback
 from adaptertest._imports import import_attr
 from adaptertest._probe import ProbeAbort, ProbeContext, ProbeRecord
+from adaptertest._violation import render
 from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES, clause_ids
 from adaptertest.options import Options
 from adaptertest.report import ClauseResult, ClauseStatus, ConformanceReport
@@ -76,6 +77,7 @@ class Suite:
         self._lock = threading.RLock()
         self._setup_done = False
         self._setup_error: str | None = None
+        self._setup_notes: list[str] = []
         self._driver: object = None
         self._descriptor: Descriptor | None = None
         self._records: dict[str, tuple[ProbeRecord, float]] = {}
@@ -89,11 +91,8 @@ class Suite:
         self._setup_done = True
         timeout = self.options.probe_timeout
         made = self.runner.call(self.factory, timeout=timeout, awaitable=False)
-        if made.timed_out:
-            self._setup_error = describe_hang("the factory", made, timeout)
-            return
-        if made.error is not None:
-            self._setup_error = describe_error("the factory", made.error)
+        if made.timed_out or made.error is not None:
+            self._setup_failed("the factory", made)
             return
         if made.value is None or inspect.isawaitable(made.value):
             self._setup_error = (
@@ -110,16 +109,24 @@ class Suite:
             )
             return
         got = self.runner.call(descriptor, timeout=timeout, awaitable=False)
-        if got.timed_out:
-            self._setup_error = describe_hang("descriptor()", got, timeout)
-        elif got.error is not None:
-            self._setup_error = describe_error("descriptor()", got.error)
+        if got.timed_out or got.error is not None:
+            self._setup_failed("descriptor()", got)
         elif not isinstance(got.value, Descriptor):
             self._setup_error = (
                 f"descriptor() returned {type(got.value).__qualname__}, expected driver.Descriptor"
             )
         else:
             self._descriptor = got.value
+
+    def _setup_failed(self, label: str, outcome: Outcome) -> None:
+        """Record why the setup call ``label`` failed: a hang, or where it raised."""
+        if outcome.error is None:
+            self._setup_error = describe_hang(label, outcome, self.options.probe_timeout)
+            return
+        # Setup runs no provider: the exception's message is shown in full.
+        self._setup_error = render(describe_error(label, outcome.error), show=True)
+        if self.options.show_live_details:
+            self._setup_notes.append(f"driver traceback:\n{driver_traceback(outcome.error)}")
 
     @property
     def driver_type(self) -> str:
@@ -144,6 +151,7 @@ class Suite:
             if name == "descriptor":
                 record.violations["DRV-01"] = [f"DRV-01: {self._setup_error}"]
                 record.judged.add("DRV-01")
+                record.clause_notes["DRV-01"] = list(self._setup_notes)
                 reason = "not judged: there is no driver descriptor to check (see DRV-01)"
                 for clause in clauses:
                     record.skipped.setdefault(clause, f"{clause} {reason}")
@@ -189,11 +197,20 @@ class Suite:
         shared = len(records) > 1
         for probe, record, took in records:
             duration += took
-            for message in record.violations.get(clause_id, ()):
+            for message in record.messages(clause_id):
                 # A clause two probes judge says which probe saw each violation.
                 messages.append(_tag(message, clause_id, probe) if shared else message)
             judged = judged or clause_id in record.judged
             notes.extend(record.notes)
+            notes.extend(record.clause_notes.get(clause_id, ()))
+            for watch in record.watches:
+                later = watch.sink.late_count - watch.counted
+                if watch.clause == clause_id and later > 0:
+                    messages.append(
+                        f"{clause_id}: {watch.label}{later} more emission(s) reached the sink "
+                        "after the run was judged: a driver must not keep its sink once "
+                        "run() returns"
+                    )
             if clause_id in record.skipped:
                 skips.append(record.skipped[clause_id])
             elif clause_id not in record.judged and record.stopped_by:
@@ -226,12 +243,23 @@ class Suite:
             notes=tuple(self.scrub(n) for n in dict.fromkeys(notes)),
         )
 
+    def _watched(self) -> set[str]:
+        """Clauses whose verdict still watches a sink."""
+        with self._lock:
+            records = [record for record, _ in self._records.values()]
+        return {watch.clause for record in records for watch in record.watches}
+
     def report(self, only: Iterable[str] | None = None) -> ConformanceReport:
         """Judge every clause (or the ``only`` ones) and close the driver's event loop."""
         start = time.perf_counter()
         wanted = _select(only)
         try:
             results = tuple(self.clause_result(c.id) for c in CLAUSES if c.id in wanted)
+            # The sinks stay watched until the report is final: read those verdicts again.
+            watched = self._watched()
+            results = tuple(
+                self.clause_result(r.clause) if r.clause in watched else r for r in results
+            )
         finally:
             self.close()
         return ConformanceReport(
@@ -244,7 +272,9 @@ class Suite:
         self.runner.close()
 
     def scrub(self, text: str) -> str:
-        """Remove every secret value from ``text``: whole, escaped, or cut short."""
+        """Remove every secret value from ``text``: whole, escaped, or cut short (and
+        withhold any provider text a probe left marked)."""
+        text = render(text, show=False)
         for secret in self._secrets:
             for form in _spellings(secret):
                 text = text.replace(form, SECRET_MASK)

@@ -295,9 +295,9 @@ CLAUSES: tuple[Clause, ...] = (
         "EVT-02",
         "one terminal, last",
         "Exactly one terminal (run.finished or run.error, the latter with error) ends the "
-        "stream and nothing follows it.",
+        "stream and nothing follows it, nor reaches the sink after run() returns.",
         L,
-        *_LIVE,
+        *_BOTH_LIVE,
     ),
     _c(
         "EVT-03",
@@ -554,8 +554,9 @@ CLAUSES: tuple[Clause, ...] = (
         "CON-01",
         "concurrent runs stay apart",
         "N concurrent run() calls on one driver instance, each with its own sink and run "
-        "id, each satisfy the stream, run-event and transcript clauses and no payload of "
-        "one run reaches another's sink.",
+        "id, each satisfy the stream, run-event, transcript and response clauses (a legal "
+        "failure included), emit nothing after returning, and no payload of one run "
+        "reaches another's sink.",
         L,
         "concurrent_runs",
         extension=True,
@@ -567,6 +568,18 @@ CLAUSES: tuple[Clause, ...] = (
         "Every usage a live run reports (response.usage, any stream payload's usage) has no "
         "negative count and no more cached_input_tokens than input_tokens, and a "
         "run.finished payload's usage, when present, equals response.usage.",
+        L,
+        *_BOTH_LIVE,
+        extension=True,
+    ),
+    # --- FLR: Python extension clauses ------------------------------------------------
+    _c(
+        "FLR-01",
+        "a failed live run fails cleanly",
+        "A failed live run reports a failure with a known code and a non-blank message, "
+        "offers no valid checkpoint, keeps exit code, signal and timed_out consistent with "
+        "it, ends its stream in run.error with every lifecycle closed, and carries it in the "
+        "transcript; under Options(live_expect_failure=...) the live run must fail.",
         L,
         *_BOTH_LIVE,
         extension=True,

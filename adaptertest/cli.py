@@ -3,6 +3,9 @@ CLI run, start a driver project.
 
 Exit status of ``check``: 0 when no clause fails, 1 when one does (a failed clause, or a
 known failure that passes now), 2 when the command line cannot be run.
+
+This module imports on the base install: the test stack (rich included) is imported by
+the commands that need it, which first check that it is there (:data:`NEEDS`).
 """
 
 from __future__ import annotations
@@ -14,22 +17,29 @@ import importlib
 import importlib.util
 import json
 import os
+import shlex
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
-
-from adaptertest import __version__, _scaffold, record, replay
+from adaptertest import __version__, _extra, _scaffold, record, replay
 from adaptertest.clauses import CLAUSES, clause_ids
 from adaptertest.options import Options, OptionsError
 from adaptertest.report import ClauseStatus, ConformanceReport
 from adaptertest.report_json import dumps, report_to_json
 
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
+
 PROG = "adaptertest"
+
+NEEDS: dict[str, tuple[str, ...]] = {
+    "check": ("hypothesis", "jsonschema", "rich"),
+    "clauses": ("rich",),
+}
+"""The commands that use the test extra, and what of it; the others run on the base install."""
 
 STATUS_STYLE: dict[ClauseStatus, str] = {
     ClauseStatus.PASSED: "green",
@@ -135,6 +145,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="show provider text in live failures (withheld by default)",
     )
     check.add_argument(
+        "--expect-failure",
+        metavar="REASON",
+        default=None,
+        help="the live run is expected to fail (a replayed 429, say): LIV-01 is skipped and "
+        "FLR-01 judges that it failed cleanly",
+    )
+    check.add_argument(
         "--drift",
         action="store_true",
         help="run the format-drift probe (DFT-01..03) with the Options(drift=Drift(...)) the "
@@ -192,11 +209,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help, --version, or a usage error already printed
         return replay.exit_status(exc)
     try:
+        _extra.require("this command", NEEDS.get(ns.command, ()))
+    except ImportError as exc:
+        print(f"{PROG} {ns.command}: error: {exc}", file=sys.stderr)
+        return 2
+    try:
         if ns.command == "clauses":
             return _clauses(ns.format)
         if ns.command == "new":
             return _scaffold.main(ns)
-        return _check(ns)
+        return _check(ns, args[1:])
     except UsageError as exc:
         print(f"{PROG} {ns.command}: error: {exc}", file=sys.stderr)
         return 2
@@ -205,10 +227,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 # -- check -----------------------------------------------------------------------------
 
 
-def _check(ns: argparse.Namespace) -> int:
+def _check(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     factory = load_callable(ns.target, what="MODULE:FACTORY")
     options = options_from_args(ns)
     only = select_clauses(ns.clause)
+    from rich.text import Text
+
     from adaptertest._suite import check_driver
 
     with _progress(f"adaptertest: checking {ns.target}"):
@@ -227,7 +251,12 @@ def _check(ns: argparse.Namespace) -> int:
 
         sys.stdout.write(document_to_markdown(doc, title=f"adaptertest check {ns.target}"))
     else:
-        render_report(report, _console(), title=Text(f"adaptertest check {ns.target}"))
+        render_report(
+            report,
+            _console(),
+            title=Text(f"adaptertest check {ns.target}"),
+            rerun=rerun_command(argv),
+        )
         if ns.report is not None:
             print(f"report written to {ns.report}", file=sys.stderr)
     return 1 if report.failures else 0
@@ -294,6 +323,8 @@ def options_from_args(ns: argparse.Namespace) -> Options:
         "live_structured_output": ns.live or base.live_structured_output,
         "show_live_details": ns.show_live_details or base.show_live_details,
     }
+    if ns.expect_failure is not None:
+        kwargs["live_expect_failure"] = ns.expect_failure
     if ns.concurrent is not None:
         kwargs["concurrent_runs"] = ns.concurrent
     if ns.config is not None or ns.config_class is not None:
@@ -361,16 +392,51 @@ def _progress(message: str) -> Iterator[None]:
     if not (callable(isatty) and isatty()):
         yield
         return
+    from rich.console import Console
+
     with Console(stderr=True).status(message):
         yield
 
 
 def _console() -> Console:
+    from rich.console import Console
+
     return Console(file=sys.stdout, highlight=False)
 
 
-def render_report(report: ConformanceReport, console: Console, *, title: Text) -> None:
+# Flags that select or format the output: a rerun of one clause drops them.
+_NOT_RERUN = frozenset({"--clause", "--report", "--format"})
+
+
+def rerun_command(argv: Sequence[str]) -> Callable[[str], str]:
+    """How to rerun one clause: this very command line (the real MODULE:FACTORY, the
+    options and flags) with ``--clause ID`` in place of the selection and the output
+    flags."""
+    kept: list[str] = []
+    skip_value = False
+    for arg in argv:
+        if skip_value:
+            skip_value = False
+            continue
+        name, eq, _ = arg.partition("=")
+        if name in _NOT_RERUN:
+            skip_value = not eq
+            continue
+        kept.append(arg)
+    return lambda clause: shlex.join(["python", "-m", PROG, "check", *kept, "--clause", clause])
+
+
+def render_report(
+    report: ConformanceReport,
+    console: Console,
+    *,
+    title: Text,
+    rerun: Callable[[str], str] | None = None,
+) -> None:
     """The per-clause table, the failure details, then the summary line."""
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(title=title, title_justify="left")
     table.add_column("clause", no_wrap=True)
     table.add_column("status", no_wrap=True)
@@ -381,9 +447,11 @@ def render_report(report: ConformanceReport, console: Console, *, title: Text) -
             r.clause, Text(r.status.value, style=STATUS_STYLE[r.status]), Text(r.headline())
         )
     console.print(table)
+    details = "rerun with --show-live-details to see the withheld provider text"
     for r in report.failures:
         console.print()
-        console.print(Text(r.describe()))
+        hint = rerun(r.clause) if rerun is not None else None
+        console.print(Text(r.describe(hint, details)))
     console.print()
     style = "bold red" if report.failures else "bold green"
     console.print(Text(f"{report.driver_type or '?'}: {report.summary()}", style=style))
@@ -417,6 +485,9 @@ def _clauses(fmt: str) -> int:
     elif fmt == "json":
         sys.stdout.write(json.dumps(catalogue_json(), indent=2) + "\n")
     else:
+        from rich.table import Table
+        from rich.text import Text
+
         table = Table(title="adaptertest clauses", title_justify="left")
         for column in ("clause", "mode", "title"):
             table.add_column(column, no_wrap=column != "title")

@@ -10,6 +10,7 @@ not import this module.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import sys
@@ -71,6 +72,7 @@ __all__ = [
     "check_driver_on_both_backends",
     "check_driver_on_recording",
     "check_environment_probe",
+    "check_expected_failure_is_clean",
     "check_failed_run_fails_only_liv01",
     "check_parser_on_recording",
     "check_parser_survives_odd_lines",
@@ -684,15 +686,51 @@ def full_options(config: CLIConfig, *, resume_id: str, backend: Backend = "async
     )
 
 
-def check_failed_run_fails_only_liv01(factory: Callable[[], object], options: Options) -> None:
-    """A failed run fails LIV-01 and nothing else; the response is still legal."""
+_NEEDS_SUCCESS = frozenset({"LIV-02", "LIV-03", "RSP-04", "SES-09"})
+"""Live-run clauses only a successful run can satisfy: skipped on a failed run."""
+
+
+def _failed_run_report(
+    factory: Callable[[], object], options: Options
+) -> tuple[dict[str, ClauseStatus], list[str]]:
     report = adaptertest.check_driver(factory, options, only=LIVE_RUN_CLAUSES)
     status = {r.clause: r.status for r in report.results}
+    return status, [m for r in report.results for m in r.messages]
+
+
+def _check_judged_failure(status: dict[str, ClauseStatus], messages: list[str]) -> None:
+    """Everything but LIV-01 and the success-only clauses was judged and passed."""
+    for clause in _NEEDS_SUCCESS:
+        assert status[clause] is ClauseStatus.SKIPPED, (clause, messages)
+        reason = next(m for m in messages if m.startswith(f"{clause} skipped"))
+        assert "the live run failed (" in reason, reason
+    judged = set(LIVE_RUN_CLAUSES) - _NEEDS_SUCCESS - {"LIV-01"}
+    not_passed = {c: status[c].value for c in judged if status[c] is not ClauseStatus.PASSED}
+    assert not not_passed, (not_passed, messages)
+
+
+def check_failed_run_fails_only_liv01(factory: Callable[[], object], options: Options) -> None:
+    """A failed run fails LIV-01 and nothing else: its stream, run events, transcript and
+    response are still judged and legal, FLR-01 finds that it failed cleanly, and only
+    the clauses that need a success are skipped, each naming the failure."""
+    status, messages = _failed_run_report(factory, options)
     failed = {clause for clause, s in status.items() if s is ClauseStatus.FAILED}
-    assert failed == {"LIV-01"}, [m for r in report.results for m in r.messages]
-    # The response is still judged before the probe stops at LIV-01: it must be legal.
-    judged = ("RSP-01", "RSP-02", "RSP-03", "RSP-05", "TRN-01", "TRN-02", "TRN-03", "TRN-04")
-    assert all(status[clause] is ClauseStatus.PASSED for clause in judged)
+    assert failed == {"LIV-01"}, messages
+    _check_judged_failure(status, messages)
+
+
+def check_expected_failure_is_clean(
+    factory: Callable[[], object], options: Options, reason: str
+) -> None:
+    """With ``Options(live_expect_failure=reason)`` a failed run fails no clause: LIV-01
+    is skipped, FLR-01 and every stream, event, transcript and response clause pass."""
+    expecting = dataclasses.replace(options, live_expect_failure=reason)
+    status, messages = _failed_run_report(factory, expecting)
+    failed = {clause for clause, s in status.items() if s.is_failure}
+    assert not failed, messages
+    assert status["LIV-01"] is ClauseStatus.SKIPPED, messages
+    assert status["FLR-01"] is ClauseStatus.PASSED, messages
+    _check_judged_failure(status, messages)
 
 
 def check_conformance_level(factory: Callable[[], object], options: Options, level: Level) -> None:

@@ -2,17 +2,20 @@
 
 A Go driver's ``Run`` gets its request by value and usually keeps per-run state on the
 stack; a Python driver is an object, and per-run state kept on ``self`` (a transcript
-list, a message counter, the current run id) leaks between overlapping runs. The
-probe starts N runs of the same instance at once, each with its own sink and run id,
-judges each one as ``live_run`` would, and looks for payloads that reached the wrong
-run. Every problem is a CON-01 violation naming the run and the inner clause.
+list, a message counter, the current run id, the current sink) leaks between
+overlapping runs. The probe starts N runs of the same instance at once, each with its
+own sink and run id, and judges each one's legality as ``live_run`` would: the response,
+run events, stream and transcript mirror, nothing emitted after it returned, and no
+payload stamped with another run's id. It judges concurrency, not success: a run that
+fails legally (a Response with a failure, a legal stream) passes. It runs the provider,
+so it needs ``live_run=True`` as well as ``concurrent_runs``.
 """
 
 from __future__ import annotations
 
 import anyio
 
-from adaptertest._calls import describe_hang
+from adaptertest._calls import Leftovers, describe_error, describe_hang
 from adaptertest._probe import ProbeContext
 from adaptertest.evt import (
     verify_observation_sequence,
@@ -20,15 +23,15 @@ from adaptertest.evt import (
     verify_stream_sequence,
 )
 from adaptertest.liv import (
+    LOOP_SLACK,
     LiveRun,
     LiveVerdicts,
     changed_fields,
     error_type,
+    late_violations,
     live_request,
     run_once,
-    settle,
     stream_plan,
-    verify_live_success,
 )
 from adaptertest.options import Options
 from adaptertest.rsp import verify_outcome
@@ -41,8 +44,6 @@ __all__ = ["CONCURRENT_RUN_ID_PREFIX", "concurrent_request", "probe_concurrent_r
 
 CONCURRENT_RUN_ID_PREFIX = "adaptertest-concurrent-"
 """Run ``i`` (counted from 1) gets the run id ``adaptertest-concurrent-<i>``."""
-
-_LOOP_SLACK = 1.0
 
 
 def concurrent_request(options: Options, index: int) -> Request:
@@ -58,12 +59,19 @@ def probe_concurrent_runs(ctx: ProbeContext) -> None:
     if options.concurrent_runs <= 0:
         ctx.skip(
             ("CON-01",),
-            "concurrent runs are off: pass Options(concurrent_runs=N) to start N runs on one "
-            "driver instance at once",
+            "concurrent runs are off: pass Options(concurrent_runs=N) (with live_run=True) "
+            "to start N runs on one driver instance at once",
         )
         return
     if options.skip_live_run is not None:
         ctx.skip(("CON-01",), options.live_skip_reason)
+        return
+    if not options.live_run:
+        ctx.skip(
+            ("CON-01",),
+            f"concurrent runs call the provider {options.concurrent_runs} times, and live "
+            "probes are off: pass Options(live_run=True) as well to run them",
+        )
         return
     run = ctx.method("run")
     if run is None:
@@ -80,20 +88,21 @@ def probe_concurrent_runs(ctx: ProbeContext) -> None:
         async def one(i: int) -> None:
             results[i] = await run_once(run, requests[i], sinks[i], timeout)
 
+        leftovers = Leftovers()
         async with anyio.create_task_group() as group:
             for i in indices:
                 group.start_soon(one, i)
-        await settle()
+        await leftovers.settle()
         for i, result in results.items():
             result.capture(sinks[i])
         return results
 
-    outcome = ctx.runner.run_async(together, timeout=timeout + _LOOP_SLACK)
+    outcome = ctx.runner.run_async(together, timeout=timeout + LOOP_SLACK)
     label = f"{len(indices)} concurrent run() calls"
     if outcome.timed_out:
         ctx.fatal("CON-01", describe_hang(label, outcome, timeout))
     if outcome.error is not None:
-        ctx.fatal("CON-01", f"{label} raised {error_type(outcome.error)}")
+        ctx.fatal("CON-01", f"{label} raised {error_type(outcome.error)} in the suite")
     results: dict[int, LiveRun] = outcome.value
     rich, capability = stream_plan(ctx)
     owners = {pristine[i].run_id: i for i in indices}
@@ -101,6 +110,7 @@ def probe_concurrent_runs(ctx: ProbeContext) -> None:
         verdicts = LiveVerdicts(ctx, structured=False, into="CON-01", label=f"run {i}")
         verdicts.run = results[i]
         _judge_run(ctx, verdicts, results[i], requests[i], pristine[i], owners, rich, capability)
+        ctx.watch("CON-01", sinks[i], label=f"run {i}: EVT-02: ")
         verdicts.finish()
     ctx.judge("CON-01")
 
@@ -115,40 +125,42 @@ def _judge_run(
     rich: bool,
     capability: StreamCapability | None,
 ) -> None:
-    """The live_run checks for one run (minus LIV-02/03, RSP-04, SES-09), plus crosstalk."""
+    """Legality of one run (what ``live_run`` judges but success), plus crosstalk."""
     timeout = ctx.options.live_run_timeout
     changed = changed_fields(request, pristine)
     if changed:
         ctx.note(f"{verdicts.label}: run() changed the Request it was given ({', '.join(changed)})")
-    if result.late:
-        ctx.note(f"{verdicts.label}: {result.late} emission(s) arrived after run() returned")
     if result.timed_out:
-        verdicts.fail("LIV-01", f"run() did not return within {timeout:g} s")
+        verdicts.fail("", f"run() did not return within {timeout:g} s")
         return
     if result.wrong_type:
         verdicts.fail(
-            "LIV-01", f"run() returned {type(result.value).__qualname__}, expected driver.Response"
+            "", f"run() returned {type(result.value).__qualname__}, expected driver.Response"
         )
         return
     if result.malformed is not None:
-        verdicts.fail("LIV-01", f"run() returned a malformed Response ({result.malformed})")
+        verdicts.fail("", f"run() returned a malformed Response ({result.malformed})")
         return
     _crosstalk(verdicts, result, pristine.run_id, owners)
+    verdicts.report(late_violations(result))
     response, error = result.response, result.error
+    if response is None and error is not None:
+        # Nothing to judge the failure by: a legal failure comes as a Response.
+        ctx.trace(error, clauses=("CON-01",))
+        verdicts.fail("", f"{describe_error('run()', error)}, with no Response")
     if response is not None:
         verdicts.report(verify_outcome(response, error))
-    success = verify_live_success(response, error)
-    if success or response is None:
-        verdicts.report(success)
-        return
     verdicts.report(verify_run_events(result.events))
+    if response is None and not result.stream:
+        return  # it raised before emitting anything: no stream to judge
     if rich:
         verdicts.report(verify_stream_sequence(result.stream))
         if capability is not None:
             verdicts.report(verify_stream_capability(capability, result.stream))
     else:
         verdicts.report(verify_observation_sequence(result.stream))
-    verdicts.report(verify_transcript_mirror(result.events, response.transcript))
+    if response is not None:
+        verdicts.report(verify_transcript_mirror(result.events, response.transcript))
 
 
 def _crosstalk(verdicts: LiveVerdicts, result: LiveRun, own: str, owners: dict[str, int]) -> None:

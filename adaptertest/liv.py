@@ -2,14 +2,15 @@
 
 Also home of the live probe's request (``live_request``), the SES-09 check that can
 only be judged on a live checkpoint (``verify_session_profile_fingerprint``) and the
-redacted diagnostic (``live_diagnostic``) printed when a live probe fails. Provider
-output may hold secrets, so the diagnostic carries sizes, digests, flags and counts,
-never provider text.
+diagnostic (``live_diagnostic``) noted when a live probe fails.
 
 The two live probes live here too (``probe_live_run``, ``probe_live_structured_output``):
-each runs the driver once on its event loop under the live deadline, then judges the
-outcome, the run events, the stream and the response in upstream's order, withholding
-verifier text unless ``Options(show_live_details=True)``.
+each runs the driver once on its event loop under the live deadline, waits for whatever
+the call left running (so a late emission is caught), then judges the outcome, the run
+events, the stream and the response. A failed run is judged as well: only the clauses
+that need a success (LIV-02, LIV-03, RSP-04, SES-09, SO-02) are skipped, and FLR-01
+judges how it failed. Messages always show structure; provider text in them is withheld
+unless ``Options(show_live_details=True)`` (see :mod:`adaptertest._violation`).
 """
 
 from __future__ import annotations
@@ -24,10 +25,17 @@ from typing import Any, NoReturn
 
 import anyio
 
-from adaptertest._calls import describe_hang, is_driver_fault
+from adaptertest._calls import (
+    LATE_WINDOW,
+    Leftovers,
+    describe_error,
+    describe_hang,
+    driver_location,
+    is_driver_fault,
+)
 from adaptertest._probe import ProbeContext
 from adaptertest._shape import shape_problem
-from adaptertest._violation import Violation
+from adaptertest._violation import Violation, provider_text
 from adaptertest.cap import structured_probe_plan
 from adaptertest.clauses import CLAUSES
 from adaptertest.evt import (
@@ -35,6 +43,7 @@ from adaptertest.evt import (
     verify_stream_capability,
     verify_stream_sequence,
 )
+from adaptertest.flr import verify_clean_failure, verify_expected_failure
 from adaptertest.obs import verify_observation_support
 from adaptertest.options import DEFAULT_LIVE_PROMPT
 from adaptertest.rsp import is_valid_json, trim_space, verify_checkpoint_codec, verify_outcome
@@ -61,20 +70,21 @@ __all__ = [
     "FACTS_CLAUSES",
     "LIVE_METADATA",
     "LIVE_PROFILE_FINGERPRINT",
-    "LIVE_REDACTED",
     "LIVE_RUN_ID",
     "LIVE_SESSION_FINGERPRINT",
     "LIVE_WORKSPACE_ID",
+    "LOOP_SLACK",
     "LiveRun",
     "LiveVerdicts",
     "changed_fields",
     "error_type",
+    "late_violations",
     "live_diagnostic",
     "live_request",
+    "outcome_summary",
     "probe_live_run",
     "probe_live_structured_output",
     "run_once",
-    "settle",
     "stream_plan",
     "verify_live_checkpoint",
     "verify_live_output",
@@ -116,32 +126,46 @@ def live_request(config: object | None, prompt: str, workspace_cwd: str | None) 
     return request
 
 
+def _outcome_parts(
+    response: Response | None, error: BaseException | None, *, detail: bool
+) -> list[str]:
+    """What makes an outcome a failure; ``detail`` adds where the driver raised and the
+    (marked) exception and failure messages."""
+    parts: list[str] = []
+    if error is not None:
+        brief = f"run() raised {error_type(error)}"
+        parts.append(describe_error("run()", error) if detail else brief)
+    if response is None:
+        parts.append("no Response")
+        return parts
+    if response.exit_code != 0:
+        parts.append(f"exit_code={response.exit_code}")
+    if response.signal != "":
+        parts.append(f"signal={response.signal!r}")
+    if response.timed_out:
+        parts.append("timed_out=True")
+    failure = response.failure
+    if failure is not None:
+        code = f"failure {str(failure.code)!r}"
+        parts.append(f"{code}: {provider_text(failure.message)}" if detail else code)
+    return parts
+
+
+def outcome_summary(response: Response | None, error: BaseException | None) -> str:
+    """Why a run counts as failed, in structure only (for skip reasons): "" on success."""
+    return ", ".join(_outcome_parts(response, error, detail=False))
+
+
 def verify_live_success(response: Response | None, error: BaseException | None) -> list[Violation]:
     """LIV-01: the run returned a response without raising, with exit code 0, no signal,
-    no timeout and no failure. Judges only success; legality is ``verify_outcome``'s."""
-    problems: list[str] = []
-    if error is not None:
-        problems.append(f"run raised {type(error).__name__}")
-    if response is None:
-        problems.append("no response")
-    else:
-        if response.exit_code != 0:
-            problems.append(f"exit_code={response.exit_code}")
-        if response.signal != "":
-            problems.append("signal set")
-        if response.timed_out:
-            problems.append("timed_out=True")
-        if response.failure is not None:
-            problems.append(f"failure with code {str(response.failure.code)!r}")
-    if not problems:
+    no timeout and no failure. Judges only success; legality is ``verify_outcome``'s.
+
+    The message names each reason, with where the driver raised and the exception and
+    failure messages marked as provider text."""
+    parts = _outcome_parts(response, error, detail=True)
+    if not parts:
         return []
-    return [Violation("LIV-01", f"live run did not succeed: {', '.join(problems)}")]
-
-
-def _shown(text: str) -> str:
-    if len(text) <= _SHOWN_CHARS:
-        return repr(text)
-    return f"{text[:_SHOWN_CHARS]!r}... ({len(text)} chars)"
+    return [Violation("LIV-01", f"live run did not succeed: {'; '.join(parts)}")]
 
 
 def verify_live_output(response: Response, prompt: str, expected: str | None) -> list[Violation]:
@@ -157,7 +181,14 @@ def verify_live_output(response: Response, prompt: str, expected: str | None) ->
     got = trim_space(response.output)
     if got == want:
         return []
-    return [Violation("LIV-02", f"trimmed output is {_shown(got)}, expected {_shown(want)}")]
+    shown_want = repr(want) if len(want) <= _SHOWN_CHARS else f"{want[:_SHOWN_CHARS]!r}..."
+    return [
+        Violation(
+            "LIV-02",
+            f"trimmed output ({len(got)} chars) is {provider_text(got, limit=_SHOWN_CHARS)}, "
+            f"expected {shown_want} ({len(want)} chars)",
+        )
+    ]
 
 
 def verify_live_checkpoint(resumable: bool, response: Response | None) -> list[Violation]:
@@ -203,8 +234,11 @@ def verify_session_profile_fingerprint(request: Request, response: Response) -> 
 
 
 # ------------------------------------------------------------------------------------
-# Redacted diagnostic
+# Diagnostic
 # ------------------------------------------------------------------------------------
+
+_TEXT_LIMIT = 2000
+"""Characters of a text field the diagnostic shows when details are on."""
 
 
 def _text_bytes(text: str) -> bytes:
@@ -214,8 +248,13 @@ def _text_bytes(text: str) -> bytes:
         return text.encode("utf-8", errors="surrogatepass")
 
 
-def _digest(data: bytes | str) -> dict[str, object]:
+def _digest(data: bytes | str, show: bool = False) -> dict[str, object]:
+    """A text field: its size and sha256, and with ``show`` the text itself (cut short)."""
     raw = _text_bytes(data) if isinstance(data, str) else data
+    if show:
+        text = raw.decode("utf-8", "backslashreplace")
+        cut = text[:_TEXT_LIMIT] + ("..." if len(text) > _TEXT_LIMIT else "")
+        return {"bytes": len(raw), "text": cut}
     return {"bytes": len(raw), "sha256": hashlib.sha256(raw).hexdigest()}
 
 
@@ -228,7 +267,7 @@ def _error_type(error: BaseException | None) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-def _structured_section(response: Response | None) -> dict[str, object]:
+def _structured_section(response: Response | None, show: bool) -> dict[str, object]:
     so = None if response is None else response.structured_output
     section: dict[str, object] = {"structured_present": so is not None}
     if so is None:
@@ -236,7 +275,7 @@ def _structured_section(response: Response | None) -> dict[str, object]:
     section.update(
         structured_native=so.source == StructuredOutputSource.NATIVE,
         structured_valid=so.valid,
-        structured_json=_digest(so.raw_json),
+        structured_json=_digest(so.raw_json, show),
         structured_json_valid=is_valid_json(so.raw_json),
         probe_value_matches=probe_value_matches(so.raw_json),
         value_present=so.value is not None,
@@ -246,21 +285,29 @@ def _structured_section(response: Response | None) -> dict[str, object]:
 
 
 def live_diagnostic(
-    response: Response | None, error: BaseException | None, *, structured: bool
+    response: Response | None,
+    error: BaseException | None,
+    *,
+    structured: bool,
+    show: bool = False,
 ) -> dict[str, object]:
-    """A JSON-ready summary of a live outcome that is safe to print.
+    """A JSON-ready summary of a live outcome.
 
     Provider-controlled text (output, stdout, stderr, signal, failure code and message,
-    terminal event and JSON, structured JSON) appears only as ``{"bytes", "sha256"}`` of
-    its complete bytes; everything else is a flag, a count, the exit code or the
-    exception's type name. ``structured`` adds the structured-output section used by
-    the ``live_structured_output`` probe.
+    terminal event and JSON, structured JSON, the exception message) appears as
+    ``{"bytes", "sha256"}`` of its complete bytes, or with ``show`` as ``{"bytes",
+    "text"}``; everything else is a flag, a count, the exit code, the exception's type
+    name and where the driver raised it. ``structured`` adds the structured-output
+    section used by the ``live_structured_output`` probe.
     """
     diag: dict[str, Any] = {
         "probe": "live_structured_output" if structured else "live_run",
         "response_present": response is not None,
         "error_type": _error_type(error),
     }
+    if error is not None:
+        diag["error_at"] = driver_location(error) or ""
+        diag["error_message"] = _digest(str(error), show)
     if response is not None:
         failure = response.failure
         raw = response.raw_streams
@@ -268,19 +315,19 @@ def live_diagnostic(
         checkpoint = response.checkpoint
         diag.update(
             exit=response.exit_code,
-            signal=_digest(response.signal),
+            signal=_digest(response.signal, show),
             timed_out=response.timed_out,
             failure=failure is not None,
-            failure_code=None if failure is None else _digest(str(failure.code)),
-            failure_message=None if failure is None else _digest(failure.message),
-            output=_digest(response.output),
+            failure_code=None if failure is None else _digest(str(failure.code), show),
+            failure_message=None if failure is None else _digest(failure.message, show),
+            output=_digest(response.output, show),
             transcript_items=len(response.transcript),
             raw_present=raw is not None,
-            stdout=None if raw is None else _digest(raw.stdout),
-            stderr=None if raw is None else _digest(raw.stderr),
+            stdout=None if raw is None else _digest(raw.stdout, show),
+            stderr=None if raw is None else _digest(raw.stderr, show),
             terminal_present=terminal is not None,
-            terminal_event=None if terminal is None else _digest(terminal.event),
-            terminal_json=None if terminal is None else _digest(terminal.raw_json),
+            terminal_event=None if terminal is None else _digest(terminal.event, show),
+            terminal_json=None if terminal is None else _digest(terminal.raw_json, show),
             terminal_json_valid=terminal is not None and is_valid_json(terminal.raw_json),
             checkpoint=checkpoint is not None,
             checkpoint_valid=checkpoint is not None and checkpoint.valid,
@@ -289,7 +336,7 @@ def live_diagnostic(
             and checkpoint.state.resume_id != "",
         )
     if structured:
-        diag.update(_structured_section(response))
+        diag.update(_structured_section(response, show))
     return diag
 
 
@@ -297,17 +344,9 @@ def live_diagnostic(
 # Running the provider once
 # ------------------------------------------------------------------------------------
 
-LIVE_REDACTED = (
-    "live contract violation (provider-controlled details withheld; rerun with "
-    "Options(show_live_details=True) to see them)"
-)
-"""What a live violation says unless ``Options(show_live_details=True)``: verifier
-messages may quote provider output (ids, text, JSON), and that can hold secrets."""
-
-_GRACE_STEPS = 3
-_GRACE_STEP = 0.01
-_LOOP_SLACK = 1.0
-"""Seconds the bounded loop call adds to the live deadline for sealing and the grace."""
+LOOP_SLACK = 1.0 + LATE_WINDOW
+"""Seconds the bounded loop call adds to the live deadline: sealing, and waiting up to
+:data:`~adaptertest._calls.LATE_WINDOW` for what the call left running."""
 
 RunCallable = Callable[..., Any]
 
@@ -317,8 +356,9 @@ class LiveRun:
     """What one ``run`` call did, captured on the driver's loop.
 
     ``value`` is whatever ``run`` returned (type-checked by the probe), ``error`` what
-    it raised. ``events`` and ``stream`` are the sink's contents taken after the grace
-    period, and ``late`` counts those that arrived after ``run`` returned.
+    it raised. ``events`` and ``stream`` are the sink's contents once what the call left
+    running has settled; ``late`` counts the emissions that arrived after ``run``
+    returned, ``late_delays`` says how long after (the first and the last, in seconds).
     """
 
     value: object = None
@@ -328,6 +368,8 @@ class LiveRun:
     events: list[RunEvent] = field(default_factory=list)
     stream: list[StreamPayload] = field(default_factory=list)
     late: int = 0
+    late_delays: tuple[float, float] = (0.0, 0.0)
+    sink: RecordingSink | None = None
 
     @property
     def response(self) -> Response | None:
@@ -350,10 +392,12 @@ class LiveRun:
         return None if response is None else shape_problem(response, Response)
 
     def capture(self, sink: RecordingSink) -> None:
-        """Take the sink's contents (call after :func:`settle`)."""
+        """Take the sink's contents (call once what the call left running has settled)."""
+        self.sink = sink
         self.events = sink.events
         self.stream = sink.stream
-        self.late = len(sink.late_emissions)
+        self.late = sink.late_count
+        self.late_delays = sink.late_delays
 
 
 async def run_once(
@@ -382,10 +426,19 @@ async def run_once(
     return result
 
 
-async def settle() -> None:
-    """Give tasks a driver left behind a moment to emit, so late emissions get judged."""
-    for _ in range(_GRACE_STEPS):
-        await anyio.sleep(_GRACE_STEP)
+def late_violations(result: LiveRun, clause: str = "EVT-02") -> list[Violation]:
+    """``clause`` for emissions that reached the sink after ``run`` returned."""
+    if not result.late:
+        return []
+    first, last = (round(delay * 1000) for delay in result.late_delays)
+    when = f"{first} ms after" if result.late == 1 else f"{first} to {last} ms after"
+    return [
+        Violation(
+            clause,
+            f"{result.late} emission(s) reached the sink {when} run() returned: a driver "
+            "must not keep its sink once run() returns",
+        )
+    ]
 
 
 def stream_plan(
@@ -424,14 +477,12 @@ def changed_fields(request: Request, pristine: Request) -> list[str]:
 
 
 class LiveVerdicts:
-    """Records a live probe's verdicts without leaking provider-controlled text.
+    """Records a live probe's verdicts.
 
-    Verifier messages may quote provider output, so unless ``show_live_details`` each
-    becomes :data:`LIVE_REDACTED` (its clause kept, repeats folded). Messages the suite
-    writes itself (a hang, a wrong return type) quote nothing and stay as they are.
-    With ``into`` set, every verdict becomes a violation of that clause, prefixed with
-    ``label`` and the inner clause (CON-01). :meth:`finish` adds the redacted
-    diagnostic once anything failed.
+    Messages keep their provider text marked; the probe context spells it out only
+    with ``show_live_details``. With ``into`` set, every verdict becomes a violation of
+    that clause, prefixed with ``label`` and the inner clause (CON-01). :meth:`finish`
+    adds the diagnostic once anything failed.
     """
 
     def __init__(
@@ -439,19 +490,15 @@ class LiveVerdicts:
     ) -> None:
         self.ctx = ctx
         self.structured = structured
-        self.show = ctx.options.show_live_details
         self.into = into
         self.label = label
         self.failed = False
         self.run: LiveRun | None = None
         self._seen: set[tuple[str, str]] = set()
 
-    def shown(self, violation: Violation) -> str:
-        """The text a verifier violation is reported with."""
-        return violation.message if self.show else LIVE_REDACTED
-
     def fail(self, clause: str, message: str) -> None:
-        """Record a violation whose ``message`` is safe to print as it is."""
+        """Record a violation (repeats folded). With ``into``, ``clause`` is the inner
+        tag ("" for what the suite itself observed of the call)."""
         self.failed = True
         if (clause, message) in self._seen:
             return
@@ -459,14 +506,15 @@ class LiveVerdicts:
         if self.into is None:
             self.ctx.fail(clause, message)
         else:
-            self.ctx.fail(self.into, f"{self.label}: {clause}: {message}")
+            tag = f"{clause}: " if clause else ""
+            self.ctx.fail(self.into, f"{self.label}: {tag}{message}")
 
     def report(self, violations: Iterable[Violation], *, judge: Sequence[str] = ()) -> None:
-        """Judge ``judge`` and record a verifier's violations, redacted."""
+        """Judge ``judge`` and record a verifier's violations."""
         if self.into is None:
             self.ctx.judge(*judge)
         for violation in violations:
-            self.fail(violation.clause, self.shown(violation))
+            self.fail(violation.clause, violation.marked or violation.message)
 
     def stop(self, clause: str, message: str) -> NoReturn:
         """Record a violation and end the probe (only without ``into``)."""
@@ -475,7 +523,7 @@ class LiveVerdicts:
         self.ctx.fatal(clause, message)
 
     def finish(self) -> None:
-        """Add the redacted diagnostic if anything failed."""
+        """Add the diagnostic if anything failed."""
         if not self.failed:
             return
         run = self.run
@@ -483,6 +531,7 @@ class LiveVerdicts:
             None if run is None or run.malformed is not None else run.response,
             None if run is None else run.error,
             structured=self.structured,
+            show=self.ctx.options.show_live_details,
         )
         where = f" ({self.label})" if self.label else ""
         self.ctx.note(f"live diagnostic{where}: {json.dumps(diagnostic, sort_keys=True)}")
@@ -518,7 +567,8 @@ def _has_checkpoint_state(response: Response) -> bool:
 def _execute(
     ctx: ProbeContext, verdicts: LiveVerdicts, request: Request, pristine: Request
 ) -> LiveRun:
-    """Run the driver once on its loop; a hang or a wrong return type ends the probe."""
+    """Run the driver once on its loop and wait for what it left running; a hang or a
+    wrong return type ends the probe."""
     run = ctx.method("run")
     if run is None:
         verdicts.stop("LIV-01", f"{type(ctx.driver).__qualname__} has no callable run() method")
@@ -526,21 +576,25 @@ def _execute(
     sink = RecordingSink()
 
     async def live() -> LiveRun:
+        leftovers = Leftovers()
         result = await run_once(run, request, sink, timeout)
-        await settle()
+        await leftovers.settle()
         result.capture(sink)
         return result
 
-    outcome = ctx.runner.run_async(live, timeout=timeout + _LOOP_SLACK)
+    outcome = ctx.runner.run_async(live, timeout=timeout + LOOP_SLACK)
     if outcome.timed_out:
         verdicts.stop("LIV-01", describe_hang("run()", outcome, timeout))
     if outcome.error is not None:
-        verdicts.stop("LIV-01", f"run() raised {error_type(outcome.error)}")
+        verdicts.stop("LIV-01", f"the live run raised {error_type(outcome.error)} in the suite")
     result: LiveRun = outcome.value
     verdicts.run = result
     _notes(ctx, result, request, pristine)
     if result.timed_out:
-        verdicts.stop("LIV-01", f"run() did not return within {timeout:g} s")
+        cancelled = ""
+        if result.error is not None:
+            cancelled = f"; cancelled, {describe_error('it', result.error)}"
+        verdicts.stop("LIV-01", f"run() did not return within {timeout:g} s{cancelled}")
     if result.wrong_type:
         verdicts.stop(
             "LIV-01",
@@ -552,11 +606,6 @@ def _execute(
 
 
 def _notes(ctx: ProbeContext, result: LiveRun, request: Request, pristine: Request) -> None:
-    if result.late:
-        ctx.note(
-            f"{result.late} emission(s) reached the sink after run() returned; they are "
-            "judged with the rest of the run (EVT-02, RUN-04)"
-        )
     changed = changed_fields(request, pristine)
     if changed:
         ctx.note(
@@ -569,26 +618,58 @@ def _notes(ctx: ProbeContext, result: LiveRun, request: Request, pristine: Reque
             f"RunError.response is a {type(error.response).__qualname__}, not a "
             "driver.Response; it was ignored"
         )
-    if error is not None and ctx.options.show_live_details:
-        text = str(error).strip().splitlines()
-        ctx.note(f"run() raised {error_type(error)}" + (f": {text[0][:300]}" if text else ""))
 
 
-def _judge_success(ctx: ProbeContext, verdicts: LiveVerdicts, result: LiveRun) -> Response:
-    """verify_outcome, LIV-01 (the probe stops on failure), LIV-03, RSP-04."""
+def _judge_outcome(
+    ctx: ProbeContext,
+    verdicts: LiveVerdicts,
+    result: LiveRun,
+    failure_stream: list[StreamPayload] | None,
+) -> str:
+    """The response's legality, LIV-01 and FLR-01; returns why the run failed ("" when
+    it succeeded). ``failure_stream`` is the stream FLR-01 judges (None: not a rich one)."""
     response, error = result.response, result.error
     if response is not None:
         verdicts.report(verify_outcome(response, error), judge=_OUTCOME_CLAUSES)
         judge_usage(verdicts, response, result.stream)
-    success = verify_live_success(response, error)
-    if success or response is None:
-        # LIV-01 messages name outcome fields and exception types only: safe to show.
-        verdicts.stop("LIV-01", success[0].message if success else "no response")
-    ctx.judge("LIV-01")
-    resumable = ctx.descriptor.sessions.supports_resume
-    verdicts.report(verify_live_checkpoint(resumable, response), judge=("LIV-03",))
-    _judge_checkpoint_codec(ctx, verdicts, response)
-    return response
+    else:
+        ctx.skip(
+            _OUTCOME_CLAUSES,
+            f"the live run failed ({outcome_summary(None, error)}), so there is no response "
+            "to judge",
+        )
+    expected = ctx.options.live_expect_failure
+    failed = outcome_summary(response, error)
+    if not failed:
+        ctx.judge("LIV-01")
+        verdicts.report(verify_expected_failure(expected) if expected is not None else [])
+        ctx.judge("FLR-01")
+        return ""
+    if error is not None:
+        ctx.trace(error, clauses=("LIV-01", "FLR-01"))
+    if expected is None:
+        verdicts.report(verify_live_success(response, error), judge=("LIV-01",))
+    else:
+        ctx.skip(
+            ("LIV-01",),
+            f"the live run failed ({failed}) as Options(live_expect_failure={expected!r}) "
+            "expects; FLR-01 judges how it failed",
+        )
+    verdicts.report(verify_clean_failure(response, error, failure_stream), judge=("FLR-01",))
+    return failed
+
+
+def _skip_success_clauses(ctx: ProbeContext, failed: str, clauses: Sequence[str]) -> None:
+    """Skip the clauses only a successful run can satisfy, naming the failure."""
+    why = {
+        "LIV-02": "there is no answer to check",
+        "LIV-03": "it must offer no checkpoint (RSP-01 and FLR-01 judge that)",
+        "RSP-04": "no checkpoint goes through the codec",
+        "SES-09": "it stored no profile fingerprint to check",
+        "SO-02": "there is no structured output to check",
+    }
+    for clause in clauses:
+        ctx.skip((clause,), f"the live run failed ({failed}), so {why[clause]}")
 
 
 def _judge_checkpoint_codec(ctx: ProbeContext, verdicts: LiveVerdicts, response: Response) -> None:
@@ -614,11 +695,32 @@ def _judge_checkpoint_codec(ctx: ProbeContext, verdicts: LiveVerdicts, response:
     ctx.judge("RSP-04")
 
 
-def _judge_stream(ctx: ProbeContext, verdicts: LiveVerdicts, stream: list[StreamPayload]) -> None:
-    rich, capability = stream_plan(ctx)
+def _nothing_streamed(ctx: ProbeContext, result: LiveRun, clauses: Sequence[str]) -> bool:
+    """A run that raised without a response and emitted no payload has no stream to judge."""
+    if result.response is not None or result.stream:
+        return False
+    ctx.skip(
+        clauses,
+        f"the live run failed ({outcome_summary(None, result.error)}) before emitting any "
+        "stream payload, so there is no stream to judge",
+    )
+    return True
+
+
+def _judge_stream(
+    ctx: ProbeContext,
+    verdicts: LiveVerdicts,
+    result: LiveRun,
+    rich: bool,
+    capability: StreamCapability | None,
+) -> None:
+    stream = result.stream
     if not rich:
-        verdicts.report(verify_observation_sequence(stream), judge=FACTS_CLAUSES)
+        if not _nothing_streamed(ctx, result, FACTS_CLAUSES):
+            verdicts.report(verify_observation_sequence(stream), judge=FACTS_CLAUSES)
         ctx.skip((*_RICH_ONLY, "EVT-12"), _NO_STREAM_SUPPORT)
+        return
+    if _nothing_streamed(ctx, result, (*_RICH_ONLY, *FACTS_CLAUSES, "EVT-12")):
         return
     verdicts.report(verify_stream_sequence(stream), judge=(*_RICH_ONLY, *FACTS_CLAUSES))
     if capability is None:
@@ -631,12 +733,19 @@ def _judge_stream(ctx: ProbeContext, verdicts: LiveVerdicts, stream: list[Stream
         verdicts.report(verify_stream_capability(capability, stream), judge=("EVT-12",))
 
 
+def _judge_late(ctx: ProbeContext, verdicts: LiveVerdicts, result: LiveRun) -> None:
+    """EVT-02 for late emissions; the sink stays watched until the verdict is read."""
+    verdicts.report(late_violations(result))
+    if result.sink is not None:
+        ctx.watch("EVT-02", result.sink)
+
+
 def probe_live_run(ctx: ProbeContext) -> None:
     """Run the provider once with the live request and judge everything it produced.
 
-    Order as upstream: outcome legality, LIV-01 (stop on failure), LIV-03, RSP-04, run
-    events, the stream (rich with StreamSupport, else facts only), OBS-01, RUN-04,
-    LIV-02, SES-09.
+    Outcome legality, LIV-01 (or, under ``live_expect_failure``, a skip) and FLR-01;
+    late emissions, run events, the stream (rich with StreamSupport, else facts only),
+    OBS-01, RUN-04; then, for a successful run only, LIV-03, RSP-04, LIV-02, SES-09.
     """
     options = ctx.options
     if not options.live_enabled:
@@ -649,37 +758,55 @@ def probe_live_run(ctx: ProbeContext) -> None:
     verdicts = LiveVerdicts(ctx, structured=False)
     try:
         result = _execute(ctx, verdicts, request, pristine)
-        response = _judge_success(ctx, verdicts, result)
+        rich, capability = stream_plan(ctx)
+        failed = _judge_outcome(ctx, verdicts, result, result.stream if rich else None)
+        _judge_late(ctx, verdicts, result)
         verdicts.report(verify_run_events(result.events), judge=_RUN_EVENT_CLAUSES)
-        _judge_stream(ctx, verdicts, result.stream)
+        _judge_stream(ctx, verdicts, result, rich, capability)
         support = ctx.descriptor.observation.streaming
         verdicts.report(verify_observation_support(support, result.stream), judge=("OBS-01",))
-        verdicts.report(
-            verify_transcript_mirror(result.events, response.transcript), judge=("RUN-04",)
-        )
-        if options.live_expected_output is None and pristine.prompt != DEFAULT_LIVE_PROMPT:
-            ctx.skip(
-                ("LIV-02",),
-                "a custom live_prompt has no known answer: pass "
-                "Options(live_expected_output=...) to check the output",
-            )
+        response = result.response
+        if response is None:
+            ctx.skip(("RUN-04",), f"the live run failed ({failed}), so there is no transcript")
         else:
             verdicts.report(
-                verify_live_output(response, pristine.prompt, options.live_expected_output),
-                judge=("LIV-02",),
+                verify_transcript_mirror(result.events, response.transcript), judge=("RUN-04",)
             )
-        if _has_checkpoint_state(response):
-            verdicts.report(
-                verify_session_profile_fingerprint(pristine, response), judge=("SES-09",)
-            )
-        else:
-            ctx.skip(
-                ("SES-09",),
-                "the live run returned no valid checkpoint with state, so it stored no "
-                "profile fingerprint",
-            )
+        if failed or response is None:
+            _skip_success_clauses(ctx, failed, ("LIV-02", "LIV-03", "RSP-04", "SES-09"))
+            return
+        _judge_success(ctx, verdicts, response, pristine)
     finally:
         verdicts.finish()
+
+
+def _judge_success(
+    ctx: ProbeContext, verdicts: LiveVerdicts, response: Response, pristine: Request
+) -> None:
+    """LIV-03, RSP-04, LIV-02 and SES-09 on a successful live run."""
+    options = ctx.options
+    resumable = ctx.descriptor.sessions.supports_resume
+    verdicts.report(verify_live_checkpoint(resumable, response), judge=("LIV-03",))
+    _judge_checkpoint_codec(ctx, verdicts, response)
+    if options.live_expected_output is None and pristine.prompt != DEFAULT_LIVE_PROMPT:
+        ctx.skip(
+            ("LIV-02",),
+            "a custom live_prompt has no known answer: pass "
+            "Options(live_expected_output=...) to check the output",
+        )
+    else:
+        verdicts.report(
+            verify_live_output(response, pristine.prompt, options.live_expected_output),
+            judge=("LIV-02",),
+        )
+    if _has_checkpoint_state(response):
+        verdicts.report(verify_session_profile_fingerprint(pristine, response), judge=("SES-09",))
+    else:
+        ctx.skip(
+            ("SES-09",),
+            "the live run returned no valid checkpoint with state, so it stored no "
+            "profile fingerprint",
+        )
 
 
 def _structured_overreach(request: Request) -> list[str]:
@@ -699,8 +826,9 @@ def probe_live_structured_output(ctx: ProbeContext) -> None:
     """Run the native structured-output request once (batch transport) and judge it.
 
     SO-03: it runs only on a declared native mechanism that works with ``run``, and
-    its request asks for nothing else. Then LIV-01 (stop on failure), LIV-03, RSP-*,
-    the facts-only stream checks, OBS-01 against the batch support, and SO-02.
+    its request asks for nothing else. Then LIV-01 and FLR-01, RSP-*, late emissions,
+    the facts-only stream checks, OBS-01 against the batch support, and, for a
+    successful run, LIV-03, RSP-04 and SO-02.
     """
     options = ctx.options
     clauses = _clauses_of("live_structured_output")
@@ -732,10 +860,19 @@ def probe_live_structured_output(ctx: ProbeContext) -> None:
     verdicts = LiveVerdicts(ctx, structured=True)
     try:
         result = _execute(ctx, verdicts, request, pristine)
-        response = _judge_success(ctx, verdicts, result)
-        verdicts.report(verify_observation_sequence(result.stream), judge=FACTS_CLAUSES)
+        failed = _judge_outcome(ctx, verdicts, result, None)
+        _judge_late(ctx, verdicts, result)
+        if not _nothing_streamed(ctx, result, FACTS_CLAUSES):
+            verdicts.report(verify_observation_sequence(result.stream), judge=FACTS_CLAUSES)
         support = ctx.descriptor.observation.batch
         verdicts.report(verify_observation_support(support, result.stream), judge=("OBS-01",))
+        response = result.response
+        if failed or response is None:
+            _skip_success_clauses(ctx, failed, ("LIV-03", "RSP-04", "SO-02"))
+            return
+        resumable = ctx.descriptor.sessions.supports_resume
+        verdicts.report(verify_live_checkpoint(resumable, response), judge=("LIV-03",))
+        _judge_checkpoint_codec(ctx, verdicts, response)
         verdicts.report(
             verify_structured_output_value(response.structured_output), judge=("SO-02",)
         )

@@ -172,7 +172,11 @@ class Options:
     backend: Backend = "asyncio"
     """The anyio backend the driver's coroutines run on."""
     concurrent_runs: int = 0
-    """Run this many concurrent runs on one instance (CON-01); 0 turns it off."""
+    """Run this many concurrent runs on one instance (CON-01; needs live_run); 0 is off."""
+    live_expect_failure: str | None = None
+    """Why the live run is expected to fail (a replayed 429, an account without credit):
+    a failed run then skips LIV-01 instead of failing it, and FLR-01 judges that it failed
+    cleanly; a run that succeeds fails FLR-01."""
     drift: Drift | None = None
     """The format-drift probe (DFT-01..03) for a CLI driver: its recordings and how to build
     it around a command; None turns it off. See :class:`Drift`."""
@@ -354,6 +358,9 @@ FIELD_CHECKS: dict[str, Check] = {
     "max_examples": _count(1, "a positive int"),
     "backend": _choice("asyncio", "trio"),
     "concurrent_runs": _count(0, "0 (off) or a positive int"),
+    "live_expect_failure": _optional(
+        _text(blank=False), "a non-blank str (why the run is expected to fail) or None"
+    ),
     "drift": _drift,
 }
 """Field name -> its check. Every ``Options`` field has exactly one entry."""

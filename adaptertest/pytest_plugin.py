@@ -1,8 +1,11 @@
-"""The kit's pytest plugin (``pytest11`` entry point ``adaptertest``, through the
-``_adaptertest_plugin`` module, which loads it only when the ``test`` extra is installed).
+"""The kit's pytest plugin (``pytest11`` entry point ``adaptertest``).
 
-It registers the ``adaptertest`` marker and otherwise stays inert until items made by
-:func:`adaptertest.test_driver` run. Then it
+pytest loads it in every run of an environment where the kit is installed, with or
+without the ``test`` extra, so importing it needs nothing but pytest (present, since
+pytest is loading it) and the standard library; the rest of the suite is imported only
+when its items run or a report is written. It registers the ``adaptertest`` marker and
+the ``--adaptertest-report`` option and otherwise stays inert until items made by
+:func:`adaptertest.test_driver` run, which cannot exist without the extra. Then it
 
 - writes ``clause``, ``family`` and ``mode`` into each item's ``user_properties``
   (JUnit XML ``<property>`` elements, with no xunit2 warning);

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from adaptertest._violation import WITHHELD
 from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES, Clause, Mode
 
 MAX_MESSAGES = 25
@@ -30,14 +31,18 @@ class ClauseStatus(StrEnum):
 class Level(StrEnum):
     """Conformance tiers, each including the one before."""
 
-    CORE = "core"  # every hermetic clause holds
-    LIVE = "live"  # core, and the live run passed every live clause
+    CORE = "core"  # every hermetic and opt-in clause holds, extensions included
+    LIVE = "live"  # core, and the live run succeeded with no live clause failing
     FULL = "full"  # live, with resume and native structured output declared and passing
 
 
 def rerun_hint(clause: str) -> str:
-    """How to run one clause alone, for failure messages."""
+    """How to run one clause alone, when the caller's own command line is not known."""
     return f"pytest -k {clause}  (or: python -m adaptertest check ... --clause {clause})"
+
+
+DETAILS_HINT = "rerun with Options(show_live_details=True) to see the withheld provider text"
+"""The generic advice for a message with withheld text; front ends name their own flag."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,8 +75,17 @@ class ClauseResult:
         more = len(self.messages) - 1
         return f"{line} (+{more} more)" if more else line
 
-    def describe(self) -> str:
-        """A full failure/skip text: observations, the rule, and how to rerun."""
+    @property
+    def withheld(self) -> bool:
+        """Whether a message or note withholds provider text."""
+        return any(WITHHELD in text for text in (*self.messages, *self.notes))
+
+    def describe(self, rerun: str | None = None, details: str = DETAILS_HINT) -> str:
+        """A full failure/skip text: observations, the rule, and how to rerun.
+
+        ``rerun`` is the command that runs this clause alone and ``details`` how to see
+        withheld provider text; front ends pass their own (the CLI its command line,
+        pytest the node id)."""
         shown = list(self.messages[:MAX_MESSAGES])
         if len(self.messages) > MAX_MESSAGES:
             more = len(self.messages) - MAX_MESSAGES
@@ -79,7 +93,9 @@ class ClauseResult:
         lines = shown or [f"{self.clause}: {self.status.value}"]
         lines.append(f"  rule: {self.info.rule}")
         lines.extend(f"  note: {n}" for n in self.notes)
-        lines.append(f"  rerun alone: {rerun_hint(self.clause)}")
+        lines.append(f"  rerun alone: {rerun or rerun_hint(self.clause)}")
+        if self.withheld:
+            lines.append(f"  details: {details}")
         return "\n".join(lines)
 
 
@@ -121,32 +137,37 @@ class ConformanceReport:
 
     @property
     def level(self) -> Level | None:
-        """The highest conformance level met, judged on upstream's clauses only."""
+        """The highest conformance level met.
+
+        Every clause counts, extensions included: one that fails keeps the level below
+        its mode (a hermetic or opt-in one: no level; a live one: core). ``live`` needs
+        LIV-01 to pass, so a run that failed (even as expected) reaches core at most.
+        """
         if not self.complete:
             return None  # a partial run (only=...) proves no level
-        upstream = {r.clause: r for r in self.results if not r.info.extension}
+        by_id = {r.clause: r for r in self.results}
 
         def holds(r: ClauseResult) -> bool:
             return r.status in (ClauseStatus.PASSED, ClauseStatus.SKIPPED)
 
-        if not all(holds(r) for r in upstream.values() if r.info.mode is not Mode.LIVE):
+        if not all(holds(r) for r in self.results if r.info.mode is not Mode.LIVE):
             return None
-        live = [r for r in upstream.values() if r.info.mode is Mode.LIVE]
-        if upstream["LIV-01"].status is not ClauseStatus.PASSED or not all(map(holds, live)):
+        live = [r for r in self.results if r.info.mode is Mode.LIVE]
+        if by_id["LIV-01"].status is not ClauseStatus.PASSED or not all(map(holds, live)):
             return Level.CORE
-        full = all(upstream[c].status is ClauseStatus.PASSED for c in ("LIV-03", "RSP-04", "SO-02"))
+        full = all(by_id[c].status is ClauseStatus.PASSED for c in ("LIV-03", "RSP-04", "SO-02"))
         return Level.FULL if full else Level.LIVE
 
     @property
     def complete(self) -> bool:
-        """Whether every upstream clause was judged: only then can a level be met."""
+        """Whether every clause of the catalogue was judged: only then can a level be met."""
         ran = {r.clause for r in self.results}
-        return all(c.id in ran for c in CLAUSES if not c.extension)
+        return all(c.id in ran for c in CLAUSES)
 
     def summary(self) -> str:
         """Counts per status, the level, and the failing clauses, on one line.
 
-        ``"40 passed, 26 skipped; level: core"``; a partial run says why it has no level.
+        ``"40 passed, 27 skipped; level: core"``; a partial run says why it has no level.
         """
         counts = ", ".join(f"{n} {s.value}" for s, n in self.counts().items() if n)
         failing = ", ".join(r.clause for r in self.failures)
@@ -154,14 +175,13 @@ class ConformanceReport:
         return text + (f"; failing: {failing}" if failing else "")
 
     def level_text(self) -> str:
-        """The level met, or why none is: ``"core"``, ``"none (partial run: 9 of 65 clauses)"``."""
+        """The level met, or why none is: ``"core"``, ``"none (partial run: 9 of 67 clauses)"``
+        (the count is the whole catalogue's, extension clauses included)."""
         level = self.level
         if level is not None:
             return level.value
         if not self.complete:
-            ran = sum(1 for r in self.results if not r.info.extension)
-            upstream = sum(1 for c in CLAUSES if not c.extension)
-            return f"none (partial run: {ran} of {upstream} clauses)"
+            return f"none (partial run: {len(self.results)} of {len(CLAUSES)} clauses)"
         return "none (not every hermetic clause holds)"
 
     def raise_for_violations(self) -> None:

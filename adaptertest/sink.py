@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import threading
+import time
 
 from driver.events import RunEvent, StreamPayload
+
+_LATE_KEPT = 10_000
+"""Late emissions recorded in full; beyond that they are only counted (a driver thread
+that never stops emitting must not exhaust memory)."""
 
 
 class RecordingSink:
@@ -12,28 +17,45 @@ class RecordingSink:
 
     Thread-safe: drivers may emit from several threads or tasks. Nothing is backfilled
     (no sequence numbers, no timestamps), so the verifiers see what the driver sent.
-    After :meth:`seal`, further emissions are still recorded but also counted as late:
-    a driver must not keep its sink once ``run`` has returned.
+    After :meth:`seal`, further emissions still arrive but count as late, with how long
+    after the seal they came: a driver must not keep its sink once ``run`` has returned.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._events: list[RunEvent] = []
         self._stream: list[StreamPayload] = []
-        self._sealed = False
+        self._sealed_at: float | None = None
         self._late: list[str] = []
+        self._late_count = 0
+        self._late_first = 0.0
+        self._late_last = 0.0
 
     def emit(self, event: RunEvent) -> None:
         with self._lock:
+            if self._is_late(f"run event {type(event).__name__}"):
+                return
             self._events.append(event)
-            if self._sealed:
-                self._late.append(f"run event {type(event).__name__}")
 
     def emit_stream(self, payload: StreamPayload) -> None:
         with self._lock:
+            if self._is_late(f"stream payload {getattr(payload, 'kind', '?')!r}"):
+                return
             self._stream.append(payload)
-            if self._sealed:
-                self._late.append(f"stream payload {getattr(payload, 'kind', '?')!r}")
+
+    def _is_late(self, what: str) -> bool:
+        """Count a late emission (lock held); True when it is no longer kept."""
+        if self._sealed_at is None:
+            return False
+        delay = time.monotonic() - self._sealed_at
+        if not self._late_count:
+            self._late_first = delay
+        self._late_last = delay
+        self._late_count += 1
+        if self._late_count > _LATE_KEPT:
+            return True
+        self._late.append(what)
+        return False
 
     @property
     def events(self) -> list[RunEvent]:
@@ -50,10 +72,23 @@ class RecordingSink:
     def seal(self) -> None:
         """Mark the point where ``run`` returned; later emissions count as late."""
         with self._lock:
-            self._sealed = True
+            if self._sealed_at is None:
+                self._sealed_at = time.monotonic()
 
     @property
     def late_emissions(self) -> list[str]:
-        """What arrived after :meth:`seal`, described without provider text."""
+        """What arrived after :meth:`seal` (the first ones kept), without provider text."""
         with self._lock:
             return list(self._late)
+
+    @property
+    def late_count(self) -> int:
+        """How many emissions arrived after :meth:`seal`, kept or not."""
+        with self._lock:
+            return self._late_count
+
+    @property
+    def late_delays(self) -> tuple[float, float]:
+        """Seconds after the seal of the first and the last late emission (0 if none)."""
+        with self._lock:
+            return self._late_first, self._late_last

@@ -18,7 +18,13 @@ if TYPE_CHECKING:
 
 
 def adaptertest_options() -> Options:
-    """Every opt-in clause turned on; live probes stay off until asked for (``--live``)."""
+    """Every opt-in clause turned on; live probes stay off until asked for (``--live``).
+
+    Safe to copy into a driver that calls a real CLI: nothing here runs the provider.
+    ``concurrent_runs`` and ``live_structured_output`` only take effect with
+    ``live_run=True``, and then cost two concurrent runs and one structured run on top of
+    the live run.
+    """
     from adaptertest.options import Options
 
     return Options(
@@ -34,5 +40,5 @@ def adaptertest_options() -> Options:
         expect_reject_foreign_config=True,
         sync_skills_probe=True,
         live_structured_output=True,
-        concurrent_runs=4,
+        concurrent_runs=2,
     )

@@ -85,8 +85,7 @@ def native_schema(request: Request) -> OutputSchema | None:
         raise InvalidOutputSchemaError("native structured output was asked without a schema")
     if schema.format != OutputFormat.JSON_SCHEMA:
         raise InvalidOutputSchemaError(f"unsupported output format {str(schema.format)!r}")
-    from jsonschema import SchemaError
-    from jsonschema.validators import validator_for
+    SchemaError, validator_for = _jsonschema()
 
     try:
         document = _strict_loads(schema.schema_document)
@@ -137,7 +136,7 @@ def judge_structured(schema_document: str, candidate: str | None) -> StructuredO
         value = _strict_loads(raw_json)
     except (ValueError, RecursionError) as exc:
         return judged(raw_json, errors=[f"the answer is not one JSON document: {exc}"])
-    from jsonschema.validators import validator_for
+    _, validator_for = _jsonschema()
 
     schema = json.loads(schema_document)
     found = sorted(
@@ -148,3 +147,23 @@ def judge_structured(schema_document: str, candidate: str | None) -> StructuredO
         value,
         [f"{'/'.join(str(p) for p in e.absolute_path) or 'top level'}: {e.message}" for e in found],
     )
+
+
+def _jsonschema() -> tuple[type[Exception], Any]:
+    """jsonschema's ``SchemaError`` and ``validator_for``, imported on first native run.
+
+    Only native structured output needs it, so the base install (what an agent host
+    imports a driver with) does without; a driver that declares native output depends
+    on ``agent-driver-kit[clikit]``. Asked for before launch, so a missing extra fails
+    the run's set-up with this message rather than after the CLI has run.
+    """
+    try:
+        from jsonschema import SchemaError
+        from jsonschema.validators import validator_for
+    except ModuleNotFoundError as exc:
+        raise ModuleNotFoundError(
+            "native structured output in driver.clikit validates answers with jsonschema, "
+            "which is not installed: python -m pip install 'agent-driver-kit[clikit]'",
+            name="jsonschema",
+        ) from exc
+    return SchemaError, validator_for

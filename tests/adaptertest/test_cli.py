@@ -13,7 +13,7 @@ import pytest
 
 from adaptertest._docs import clause_table_markdown
 from adaptertest.clauses import CLAUSES
-from adaptertest.cli import build_parser, main, options_from_args
+from adaptertest.cli import build_parser, main, options_from_args, rerun_command
 from adaptertest.report_json import validate_document
 from referencedriver import ReferenceConfig, adaptertest_options
 
@@ -78,7 +78,8 @@ def test_check_passing_driver_prints_table_summary_and_report(
     assert "CFG-03" in out
     assert "skipped" in out
     assert "expect_reject_foreign_config" in out
-    assert "reference: 16 passed, 1 skipped; level: none (partial run: 17 of 65 clauses)" in out
+    partial = f"level: none (partial run: 17 of {len(CLAUSES)} clauses)"
+    assert f"reference: 16 passed, 1 skipped; {partial}" in out
     doc = json.loads(report.read_text())
     validate_document(doc)
     assert doc["producer"] == "cli"
@@ -96,7 +97,8 @@ def test_check_failing_driver_exits_1_with_details(
     assert "DRV-01" in out
     assert "failed" in out
     assert "DRV-01: descriptor().display_name is empty" in out  # the full failure text
-    assert "rerun alone: pytest -k DRV-01" in out
+    # The hint is this very command line, selecting the one clause.
+    assert f"rerun alone: python -m adaptertest check {user_module}:make --clause DRV-01" in out
     assert "failing: DRV-01" in out
     assert "[bold]odd[/bold]: " in out
 
@@ -249,8 +251,8 @@ def test_clauses_formats(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["clauses"]) == 0
     table = capsys.readouterr().out
     assert all(c.id in table for c in CLAUSES)
-    extensions = sum(c.extension for c in CLAUSES)
-    assert f"65 upstream clauses, {extensions} extension(s)" in table
+    upstream = sum(1 for c in CLAUSES if not c.extension)
+    assert f"{upstream} upstream clauses, {len(CLAUSES) - upstream} extension(s)" in table
 
 
 def test_module_entry_point_runs_end_to_end() -> None:
@@ -271,6 +273,24 @@ def test_module_entry_point_runs_end_to_end() -> None:
     )  # fmt: skip
     assert version.returncode == 0
     assert version.stdout.startswith("adaptertest ")
+
+
+def test_expect_failure_flag_sets_the_option() -> None:
+    args = build_parser().parse_args(["check", REFERENCE, "--live", "--expect-failure", "a 429"])
+    assert options_from_args(args).live_expect_failure == "a 429"
+    assert (
+        options_from_args(build_parser().parse_args(["check", REFERENCE])).live_expect_failure
+        is None
+    )
+
+
+def test_rerun_hint_is_the_command_line_with_one_clause() -> None:
+    argv = ["mod:make", "--live", "--clause", "EVT", "--report", "out.json", "--format=table",
+            "--config", '{"model": "m 1"}', "--clause=LIV-01"]  # fmt: skip
+    hint = rerun_command(argv)("EVT-05")
+    assert hint == (
+        'python -m adaptertest check mod:make --live --config \'{"model": "m 1"}\' --clause EVT-05'
+    )
 
 
 DRIFT_MODULE = """

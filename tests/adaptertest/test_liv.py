@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -51,7 +52,7 @@ def test_clean_run_is_a_success() -> None:
     ("response", "error", "shown"),
     [
         (Response(exit_code=1), None, "exit_code=1"),
-        (Response(signal="SIGKILL"), None, "signal set"),
+        (Response(signal="SIGKILL"), None, "signal='SIGKILL'"),
         (Response(timed_out=True), None, "timed_out=True"),
         (Response(failure=RunFailure(code=FailureCode.AGENT_ERROR)), None, "agent_error"),
         (Response(), RuntimeError("transport"), "RuntimeError"),
@@ -67,10 +68,16 @@ def test_unsuccessful_run_is_liv01(
     assert shown in violation.message
 
 
-def test_liv01_does_not_echo_the_signal_or_failure_message() -> None:
-    response = Response(signal="SIG-CANARY", failure=RunFailure(message="CANARY"))
-    [violation] = verify_live_success(response, None)
-    assert "CANARY" not in violation.message
+def test_liv01_marks_the_failure_and_exception_messages_as_provider_text() -> None:
+    response = Response(signal="SIGTERM", failure=RunFailure(message="budget CANARY"))
+    [violation] = verify_live_success(response, RuntimeError("boom CANARY"))
+    withheld = violation.text(show=False)
+    assert "CANARY" not in withheld
+    assert withheld.startswith("live run did not succeed: run() raised builtins.RuntimeError")
+    assert "signal='SIGTERM'; failure '': <withheld: 13 chars, sha256:" in withheld
+    shown = violation.text(show=True)
+    assert shown == violation.message
+    assert shown.endswith(": boom CANARY; signal='SIGTERM'; failure '': 'budget CANARY'")
 
 
 # ------------------------------------------------------------------------------------
@@ -277,8 +284,29 @@ def test_diagnostic_describes_presence_and_integrity() -> None:
 
 def test_diagnostic_without_response() -> None:
     diag = live_diagnostic(None, TimeoutError(), structured=False)
-    assert diag == {"probe": "live_run", "response_present": False, "error_type": "TimeoutError"}
+    empty = hashlib.sha256(b"").hexdigest()
+    assert diag == {
+        "probe": "live_run",
+        "response_present": False,
+        "error_type": "TimeoutError",
+        "error_at": "",  # never raised, so no traceback to point into
+        "error_message": {"bytes": 0, "sha256": empty},
+    }
     json.dumps(diag)
+
+
+def test_diagnostic_with_details_shows_the_text() -> None:
+    diag = live_diagnostic(leaky_response(), RunError(f"x {CANARY}"), structured=True, show=True)
+    assert diag["failure_message"] == {
+        "bytes": len(f"failed: {CANARY}"),
+        "text": f"failed: {CANARY}",
+    }
+    assert diag["error_message"] == {"bytes": len(f"x {CANARY}"), "text": f"x {CANARY}"}
+    long = live_diagnostic(Response(output="y" * 5000), None, structured=False, show=True)
+    output = long["output"]
+    assert isinstance(output, dict)
+    assert output["bytes"] == 5000
+    assert output["text"] == "y" * 2000 + "..."
 
 
 def test_diagnostic_of_a_bare_response_is_json_ready() -> None:

@@ -77,6 +77,11 @@ WRONG: dict[str, list[tuple[Any, str]]] = {
         (True, "0 (off) or a positive int"),
         (None, "0 (off) or a positive int"),
     ],
+    "live_expect_failure": [
+        ("", "a non-blank str (why the run is expected to fail) or None"),
+        (True, "a non-blank str"),
+        (b"429", "a non-blank str"),
+    ],
     "drift": [
         ({"recordings": ["success.jsonl"]}, "an adaptertest.Drift or None"),
         ("success.jsonl", "an adaptertest.Drift or None"),
@@ -111,6 +116,7 @@ RIGHT: dict[str, tuple[Any, Any]] = {
     "max_examples": (3, 3),
     "backend": ("trio", "trio"),
     "concurrent_runs": (2, 2),
+    "live_expect_failure": ("a replayed 429", "a replayed 429"),
     "drift": (DRIFT, DRIFT),
 }
 

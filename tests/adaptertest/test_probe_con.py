@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -10,7 +11,7 @@ import pytest
 
 from adaptertest import ClauseStatus, ConformanceReport, Options, check_driver
 from adaptertest.con import concurrent_request
-from adaptertest.liv import LIVE_REDACTED
+from adaptertest.options import Backend
 from driver import (
     EventSink,
     Request,
@@ -22,12 +23,18 @@ from driver import (
     TranscriptItem,
     TranscriptKind,
 )
-from referencedriver import ReferenceConfig, ReferenceDriver, new_reference_driver
+from referencedriver import (
+    ReferenceConfig,
+    ReferenceDriver,
+    adaptertest_options,
+    new_reference_driver,
+)
 
 
 def check(factory: Callable[[], object], **overrides: Any) -> ConformanceReport:
     settings: dict[str, Any] = {
         "config": ReferenceConfig(),
+        "live_run": True,
         "concurrent_runs": 4,
         "live_run_timeout": 10.0,
     }
@@ -102,18 +109,48 @@ def test_skipped_unless_asked_for() -> None:
     assert skipped.result("CON-01").messages == ("CON-01 skipped: no CLI",)
 
 
+class CountsRuns(ReferenceDriver):
+    """Counts every run() call made on any instance."""
+
+    calls = 0
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        type(self).calls += 1
+        return await super().run(request, sink)
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_concurrent_runs_alone_never_call_run(backend: Backend) -> None:
+    CountsRuns.calls = 0
+    options = Options(config=ReferenceConfig(), concurrent_runs=3, backend=backend)
+    report = check_driver(lambda: CountsRuns(ReferenceConfig()), options)
+    assert CountsRuns.calls == 0
+    result = report.result("CON-01")
+    assert result.status is ClauseStatus.SKIPPED
+    assert "live_run=True" in result.messages[0]
+    assert "call the provider 3 times" in result.messages[0]
+    check(lambda: CountsRuns(ReferenceConfig()), concurrent_runs=3, backend=backend)
+    assert CountsRuns.calls == 3
+
+
+def test_the_reference_published_options_run_nothing_live() -> None:
+    """A driver copied from the reference, options included, calls its CLI only on --live."""
+    CountsRuns.calls = 0
+    report = check_driver(lambda: CountsRuns(ReferenceConfig()), adaptertest_options())
+    assert CountsRuns.calls == 0
+    assert report.ok, report.summary()
+    assert report.result("CON-01").status is ClauseStatus.SKIPPED
+
+
 def test_per_run_state_on_self_fails() -> None:
     report = check(lambda: SharedTranscript(ReferenceConfig()))
     result = report.result("CON-01")
     assert result.status is ClauseStatus.FAILED
-    assert f"CON-01: run 1: RUN-04: {LIVE_REDACTED}" in result.messages
+    # Structure is shown without any opt-in: the run, the inner clause, the counts.
+    assert any(
+        m.startswith("CON-01: run 1: RUN-04: item events carry 3 item(s)") for m in result.messages
+    ), result.messages
     assert any(n.startswith("live diagnostic (run 1): ") for n in result.notes)
-
-
-def test_per_run_state_details_when_asked() -> None:
-    report = check(lambda: SharedTranscript(ReferenceConfig()), show_live_details=True)
-    messages = report.result("CON-01").messages
-    assert any(m.startswith("CON-01: run 1: RUN-04: item events carry 3 item(s)") for m in messages)
 
 
 def test_a_shared_message_counter_fails() -> None:
@@ -135,3 +172,33 @@ def test_another_runs_id_is_crosstalk() -> None:
 def test_one_run_alone_cannot_cross_talk() -> None:
     report = check(lambda: SharedRunId(ReferenceConfig()), concurrent_runs=1)
     assert report.result("CON-01").status is ClauseStatus.PASSED
+
+
+class FailsCleanly(ReferenceDriver):
+    """Every run fails legally: a Response with a failure, a stream ending in run.error."""
+
+    def __init__(self) -> None:
+        super().__init__(ReferenceConfig(fail_run=True))
+
+
+class MissingBinary(ReferenceDriver):
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        raise FileNotFoundError(2, "No such file or directory", "agent-cli")
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_a_legal_failure_does_not_fail_con01(backend: Backend) -> None:
+    report = check(FailsCleanly, backend=backend)
+    assert report.result("CON-01").status is ClauseStatus.PASSED, report.result("CON-01")
+
+
+def test_a_raise_without_a_response_fails_con01_with_its_location() -> None:
+    messages = check(MissingBinary).result("CON-01").messages
+    assert len(messages) == 4
+    assert re.fullmatch(
+        r"CON-01: run 1: run\(\) raised builtins\.FileNotFoundError at "
+        r"tests/adaptertest/test_probe_con\.py:\d+ in run: "
+        r"<withheld: 48 chars, sha256:[0-9a-f]{12}>, with no Response",
+        messages[0],
+    ), messages[0]
+    assert "No such file" not in "\n".join(messages)

@@ -15,9 +15,10 @@ import anyio
 import pytest
 from pydantic import BaseModel, ConfigDict, SecretStr
 
-from adaptertest import CLAUSES, ClauseStatus, ConformanceReport, Options, check_driver
+from adaptertest import CLAUSES, ClauseStatus, ConformanceReport, Level, Options, check_driver
+from adaptertest._violation import WITHHELD
 from adaptertest.evt import verify_stream_sequence
-from adaptertest.liv import LIVE_REDACTED, live_request, verify_live_success
+from adaptertest.liv import live_request, verify_live_success
 from adaptertest.options import DEFAULT_LIVE_PROMPT
 from adaptertest.rsp import verify_outcome
 from adaptertest.run import verify_run_events, verify_transcript_mirror
@@ -354,30 +355,53 @@ def test_failed_reference_run_is_legal_for_every_verifier() -> None:
     assert [v.clause for v in verify_live_success(response, None)] == ["LIV-01"]
 
 
-def test_fail_run_reports_liv01_only_with_a_redacted_diagnostic() -> None:
-    report = check(lambda: new_reference_driver(ReferenceConfig(fail_run=True)))
+NEEDS_SUCCESS = ("LIV-02", "LIV-03", "RSP-04", "SES-09", "SO-02")
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_a_failed_run_is_still_judged(backend: str) -> None:
+    report = check(lambda: new_reference_driver(ReferenceConfig(fail_run=True)), backend=backend)
     assert failed(report) == {"LIV-01"}
     result = report.result("LIV-01")
-    # LIV-01 names outcome fields only (no provider text), so it is shown as it is.
-    assert result.messages == tuple(
-        f"LIV-01: [{probe}] live run did not succeed: exit_code=1, failure with code 'agent_error'"
+    # Structure is shown; the failure message is provider text, withheld in place.
+    assert [m.split(WITHHELD)[0] for m in result.messages] == [
+        f"LIV-01: [{probe}] live run did not succeed: exit_code=1; failure 'agent_error': "
         for probe in ("live_run", "live_structured_output")
-    )
+    ]
+    assert "the reference config asked this run to fail" not in "\n".join(texts(report))
     diagnostics = [n for n in result.notes if n.startswith("live diagnostic: ")]
     assert diagnostics
     diagnostic = json.loads(diagnostics[0].removeprefix("live diagnostic: "))
     assert diagnostic["exit"] == 1
     assert diagnostic["raw_present"] is True
-    assert report.result("EVT-01").status is ClauseStatus.SKIPPED
-    assert "stopped at LIV-01" in report.result("EVT-01").messages[0]
+    # The stream, run events, transcript and response of the failed run were judged.
+    for clause in ("EVT-01", "EVT-02", "EVT-11", "RUN-04", "TRN-01", "RSP-01", "FLR-01"):
+        assert report.result(clause).status is ClauseStatus.PASSED, clause
+    for clause in NEEDS_SUCCESS:
+        skipped = report.result(clause)
+        assert skipped.status is ClauseStatus.SKIPPED, clause
+        assert "the live run failed (exit_code=1, failure 'agent_error')" in skipped.messages[0]
+    assert report.level is None  # a partial run
+    whole = check_driver(
+        lambda: new_reference_driver(ReferenceConfig(fail_run=True)), live_options()
+    )
+    assert whole.level is Level.CORE
 
 
-def test_fail_run_with_details_shows_the_observation() -> None:
+def test_fail_run_with_details_shows_why() -> None:
     report = check(
         lambda: new_reference_driver(ReferenceConfig(fail_run=True)), show_live_details=True
     )
     assert failed(report) == {"LIV-01"}
-    assert "exit_code=1" in report.result("LIV-01").messages[0]
+    assert (
+        report.result("LIV-01")
+        .messages[0]
+        .endswith(
+            "exit_code=1; failure 'agent_error': 'the reference config asked this run to fail'"
+        )
+    )
+    diagnostic = next(n for n in report.result("LIV-01").notes if n.startswith("live diag"))
+    assert '"text": "the reference config asked this run to fail"' in diagnostic
 
 
 # ------------------------------------------------------------------------------------
@@ -386,16 +410,20 @@ def test_fail_run_with_details_shows_the_observation() -> None:
 
 _OK = '{"ok":true}'
 
+# A failure patched onto a successful run is not a clean one (no failure item, a stream
+# that ends in run.finished): FLR-01 fails with LIV-01.
+UNCLEAN = {"LIV-01", "FLR-01"}
+
 MUTANTS: dict[str, tuple[Callable[[], object], dict[str, Any], set[str]]] = {
-    "exit-1": (always(exit_code=1, checkpoint=None), {}, {"LIV-01"}),
-    "signal": (always(signal="SIGKILL", checkpoint=None), {}, {"LIV-01"}),
-    "timed-out": (always(timed_out=True, checkpoint=None), {}, {"LIV-01"}),
+    "exit-1": (always(exit_code=1, checkpoint=None), {}, UNCLEAN),
+    "signal": (always(signal="SIGKILL", checkpoint=None), {}, UNCLEAN),
+    "timed-out": (always(timed_out=True, checkpoint=None), {}, UNCLEAN),
     "agent-error": (
         always(failure=RunFailure(code=FailureCode.AGENT_ERROR, message="x"), checkpoint=None),
         {},
-        {"LIV-01"},
+        UNCLEAN,
     ),
-    "raises-run-error": (lambda: Raising(keep_response=False), {}, {"LIV-01"}),
+    "raises-run-error": (lambda: Raising(keep_response=False), {}, UNCLEAN),
     "vendor-kind-with-sequence": (
         lambda: Injecting(StreamPayload(kind="vendor.note", sequence=1)),
         {},
@@ -451,10 +479,10 @@ def test_each_mutant_fails_exactly_its_clause(name: str) -> None:
     assert failed(report) == expected
     for clause in expected:
         messages = report.result(clause).messages
-        if clause == "LIV-01":  # outcome fields and exception types only: shown as they are
+        assert messages
+        assert all(m.startswith(f"{clause}: ") for m in messages), messages
+        if clause == "LIV-01":
             assert all("] live run did not succeed: " in m for m in messages), messages
-        else:
-            assert all(m.endswith(f" {LIVE_REDACTED}") for m in messages), messages
 
 
 @pytest.mark.parametrize(
@@ -482,12 +510,20 @@ def test_empty_expectation_matches_empty_output() -> None:
     assert failed(report) == set()
 
 
-def test_run_error_with_a_valid_checkpoint_is_judged_on_both() -> None:
+def test_run_error_with_a_valid_checkpoint_is_judged_on_all_three() -> None:
     report = check(lambda: Raising(keep_response=True))
-    assert failed(report) == {"RSP-01", "LIV-01"}
+    assert failed(report) == {"RSP-01", "LIV-01", "FLR-01"}
+    assert any("RunError" in m for m in report.result("RSP-01").messages)
+    [first, *_] = report.result("LIV-01").messages
+    assert "live run did not succeed: run() raised driver.errors.RunError at " in first
+    assert "test_probe_live.py:" in first
+    assert "transport lost" not in first
     details = check(lambda: Raising(keep_response=True), show_live_details=True)
-    assert any("RunError" in m for m in details.result("RSP-01").messages)
-    assert any("run() raised driver.errors.RunError" in n for n in texts(details))
+    assert any(" in run: transport lost" in m for m in details.result("LIV-01").messages)
+    traceback = [n for n in details.result("LIV-01").notes if n.startswith("driver traceback:")]
+    assert traceback
+    assert 'raise RunError("transport lost"' in traceback[0]
+    assert "liv.py" not in traceback[0]  # the kit's own frames are left out
 
 
 def test_a_dict_instead_of_a_response_fails_liv01() -> None:
@@ -553,7 +589,10 @@ def test_emitting_from_another_thread_is_fine() -> None:
 def test_an_emission_after_return_fails_evt02() -> None:
     report = check(lambda: LateEmitter(ReferenceConfig()), backend="asyncio")
     assert failed(report) == {"EVT-02"}
-    assert any("1 emission(s) reached the sink after run() returned" in n for n in texts(report))
+    assert any(
+        "] 1 emission(s) reached the sink 0 ms after run() returned" in m
+        for m in report.result("EVT-02").messages
+    ), report.result("EVT-02").messages
 
 
 def test_a_mutated_request_does_not_fool_ses09() -> None:
@@ -578,11 +617,15 @@ class CanaryConfig(BaseModel):
 
 
 class Leaky(ReferenceDriver):
-    """Puts the config's secret and a provider canary into everything it returns."""
+    """Puts the config's secret and a provider canary into every free-text field.
 
-    def __init__(self, raise_error: bool = False) -> None:
-        super().__init__(ReferenceConfig())
-        self._raise = raise_error
+    ``mode`` "response": output, stdout, stderr and a stray delta; "error": the message of
+    a raised RunError; "failure": the message of a failure the run reports.
+    """
+
+    def __init__(self, mode: str = "response") -> None:
+        super().__init__(ReferenceConfig(fail_run=mode == "failure"))
+        self._mode = mode
 
     def validate_config(self, config: object | None) -> None:
         if not isinstance(config, CanaryConfig):
@@ -592,11 +635,14 @@ class Leaky(ReferenceDriver):
         config = request.config
         secret = config.token.get_secret_value() if isinstance(config, CanaryConfig) else ""
         leak = f"{PROVIDER_CANARY} {secret}"
-        if self._raise:
+        if self._mode == "error":
             raise RunError(f"authentication failed: {leak}")
-        stray = StreamPayload(kind=StreamKind.TEXT_CONTENT, message_id=leak, delta=leak)
+        stray = StreamPayload(kind=StreamKind.TEXT_CONTENT, message_id="stray", delta=leak)
         inner = request.model_copy(update={"config": None})
         response = await super().run(inner, _InjectingSink(sink, stray))
+        if response.failure is not None:
+            failure = response.failure.model_copy(update={"message": f"budget: {leak}"})
+            return response.model_copy(update={"failure": failure})
         raw = RawStreams(stdout=leak.encode(), stderr=leak.encode())
         return response.model_copy(update={"output": leak, "raw_streams": raw})
 
@@ -605,22 +651,37 @@ def canary_options(**overrides: Any) -> dict[str, Any]:
     return {"config": CanaryConfig(token=SecretStr(SECRET)), **overrides}
 
 
-@pytest.mark.parametrize("raise_error", [False, True], ids=["leaky-response", "leaky-error"])
-def test_canaries_never_reach_the_report(raise_error: bool) -> None:
-    report = check(lambda: Leaky(raise_error), **canary_options())
+MODES = ["response", "error", "failure"]
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+@pytest.mark.parametrize("mode", MODES)
+def test_canaries_never_reach_the_report(mode: str, backend: str) -> None:
+    report = check(lambda: Leaky(mode), **canary_options(backend=backend))
     assert failed(report)
     everything = "\n".join([*texts(report), report.summary()])
     assert SECRET not in everything
     assert PROVIDER_CANARY not in everything
+    # What broke is still said, in structure: the stray payload, its id and kind.
+    if mode != "error":
+        assert any(
+            "payload 1 (text.content): message_id 'stray' is not open" in m
+            for m in report.result("EVT-03").messages
+        ), report.result("EVT-03").messages
 
 
-def test_details_show_provider_text_but_never_the_secret() -> None:
-    report = check(lambda: Leaky(), **canary_options(show_live_details=True))
-    assert failed(report) >= {"LIV-02", "EVT-03"}
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+@pytest.mark.parametrize("mode", MODES)
+def test_details_show_provider_text_but_never_the_secret(mode: str, backend: str) -> None:
+    report = check(lambda: Leaky(mode), **canary_options(show_live_details=True, backend=backend))
     everything = "\n".join(texts(report))
     assert SECRET not in everything
-    assert PROVIDER_CANARY in report.result("LIV-02").messages[0]
-    raised = check(lambda: Leaky(raise_error=True), **canary_options(show_live_details=True))
-    everything = "\n".join(texts(raised))
-    assert SECRET not in everything
-    assert f"authentication failed: {PROVIDER_CANARY}" in everything
+    assert PROVIDER_CANARY in everything
+    if mode == "response":
+        assert PROVIDER_CANARY in report.result("LIV-02").messages[0]
+    elif mode == "error":
+        assert f"authentication failed: {PROVIDER_CANARY}" in report.result("LIV-01").messages[0]
+    else:
+        assert (
+            f"'budget: {PROVIDER_CANARY} [secret withheld]'" in report.result("LIV-01").messages[0]
+        )

@@ -4,6 +4,7 @@ tame seed cannot."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import random
 import threading
@@ -211,6 +212,10 @@ class RaisesOnNone(ReferenceSessionCodec):
         return super().to_params(state)
 
 
+RAISE_LINE = inspect.getsourcelines(RaisesOnNone.to_params)[1] + 2
+"""Where RaisesOnNone raises: the location every raise is reported with."""
+
+
 @pytest.mark.parametrize(
     ("codec", "clause", "fragment"),
     [
@@ -224,7 +229,12 @@ class RaisesOnNone(ReferenceSessionCodec):
         (IdentityGuard, "SES-05", "guard_fingerprint(params) returned"),
         (RandomGuard, "SES-05", "guard_fingerprint(params) returned"),
         (IgnoresWorkspace, "SES-06", "values['workspace_id'] became 'ws-1-adaptertest-mutated'"),
-        (RaisesOnNone, "SES-07", "to_params(None) raised builtins.RuntimeError: no state"),
+        (
+            RaisesOnNone,
+            "SES-07",
+            "to_params(None) raised builtins.RuntimeError at tests/adaptertest/"
+            f"test_probe_ses.py:{RAISE_LINE} in to_params: no state",
+        ),
     ],
     ids=lambda value: value.__name__ if isinstance(value, type) else None,
 )

@@ -99,7 +99,8 @@ def test_failures_known_failures_and_independent_classes(pytester: pytest.Pytest
             "*TestNameless::test_clause?DRV-02? PASSED*",
             "DRV-01: descriptor().display_name is empty",
             "  rule: *display_name are non-empty.",
-            "  rerun alone: pytest -k DRV-01*",
+            "  rerun alone: pytest 'test_mixed.py::TestNameless::test_clause[[]DRV-01[]]'"
+            "  (or: pytest test_mixed.py -k 'TestNameless and DRV-01')",
             # A listed known failure is an xfail; a stale entry fails the run.
             "*TestKnown::test_clause?DRV-01? XFAIL*",
             "*TestStale::test_clause?DRV-01? FAILED*",
@@ -110,3 +111,8 @@ def test_failures_known_failures_and_independent_classes(pytester: pytest.Pytest
         ]
     )
     result.assert_outcomes(passed=13, failed=2, xfailed=1, deselected=4 * (len(CLAUSES) - 4))
+    # The printed hint selects that one item.
+    again = pytester.runpytest_subprocess(
+        "test_mixed.py", "-k", "TestNameless and DRV-01", "-p", "no:cacheprovider"
+    )
+    again.assert_outcomes(failed=1, deselected=4 * len(CLAUSES) - 1)

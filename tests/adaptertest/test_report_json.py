@@ -84,6 +84,16 @@ def test_every_status_serialises_and_validates() -> None:
         ),
         ({"LIV_01": ClauseStatus.PASSED}, "live"),
         ({"SES_04": ClauseStatus.XFAILED}, None),
+        # Extension clauses count too: a failing live one keeps the level at core.
+        ({"LIV_01": ClauseStatus.PASSED, "CON_01": ClauseStatus.FAILED}, "core"),
+        ({"LIV_01": ClauseStatus.PASSED, "FLR_01": ClauseStatus.FAILED}, "core"),
+        (
+            {
+                **{c.id.replace("-", "_"): ClauseStatus.PASSED for c in CLAUSES},
+                "CON_01": ClauseStatus.XFAILED,
+            },
+            "core",
+        ),
     ],
 )
 def test_level_reached_is_reported(changes: dict[str, ClauseStatus], level: str | None) -> None:
@@ -107,12 +117,22 @@ def test_a_partial_run_is_incomplete_and_has_no_level() -> None:
         "tests/test_x.py::TestX",
     )
     validate_document(document([driver], producer="pytest"))
-    assert report.summary() == "1 passed; level: none (partial run: 1 of 65 clauses)"
+    # The count is the real catalogue's, extension clauses included.
+    assert report.summary() == f"1 passed; level: none (partial run: 1 of {len(CLAUSES)} clauses)"
+    upstream_only = ConformanceReport(
+        "synthetic",
+        tuple(ClauseResult(c.id, ClauseStatus.PASSED) for c in CLAUSES if not c.extension),
+    )
+    assert not upstream_only.complete
+    assert upstream_only.level is None
 
 
 def test_summary_text_names_level_and_failing_clauses() -> None:
-    live = sum(c.mode is Mode.LIVE for c in CLAUSES)  # 27 passed, the live ones skipped
-    assert full_report().summary() == f"{len(CLAUSES) - live} passed, {live} skipped; level: core"
+    live = sum(1 for c in CLAUSES if c.mode is Mode.LIVE)
+    expected = f"{len(CLAUSES) - live} passed, {live} skipped; level: core"
+    assert full_report().summary() == expected
+    failing_extension = full_report(LIV_01=ClauseStatus.PASSED, CON_01=ClauseStatus.FAILED)
+    assert failing_extension.summary().endswith("; level: core; failing: CON-01")
     failing = full_report(SES_04=ClauseStatus.FAILED, DRV_02=ClauseStatus.XPASSED)
     assert failing.summary().endswith(
         "; level: none (not every hermetic clause holds); failing: DRV-02, SES-04"

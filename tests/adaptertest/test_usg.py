@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from adaptertest import ClauseStatus, ConformanceReport, Options, check_driver
-from adaptertest.liv import LIVE_REDACTED
+from adaptertest._violation import WITHHELD
 from adaptertest.options import Backend
 from adaptertest.usg import usage_problems, verify_usage
 from driver import EventSink, Request, Response, RunEvent, StreamKind, StreamPayload, Usage
@@ -163,7 +163,7 @@ def test_exclusive_input_with_more_cached_fails_in_both_probes(backend: Backend)
             for m in messages
         ), messages
     # Counts are no provider text: shown without show_live_details.
-    assert not any(LIVE_REDACTED in m for m in messages)
+    assert not any(WITHHELD in m for m in messages)
 
 
 def test_a_negative_count_fails_the_run() -> None:

@@ -772,6 +772,17 @@ def native_request(schema: str, source: str = "native", fmt: str = "json_schema"
 OK_SCHEMA = '{"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}'
 
 
+def test_native_schema_without_jsonschema_names_the_extra(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The base install has no jsonschema: a native run fails at set-up, saying what to add."""
+    for name in ("jsonschema", "jsonschema.validators"):
+        monkeypatch.setitem(sys.modules, name, None)
+    assert native_schema(Request()) is None  # nothing native asked: nothing needed
+    with pytest.raises(ModuleNotFoundError, match=r"agent-driver-kit\[clikit\]"):
+        native_schema(native_request(OK_SCHEMA))
+
+
 def test_native_schema_is_checked_before_launch() -> None:
     assert native_schema(Request()) is None
     assert native_schema(native_request(OK_SCHEMA, source="prompt_validate")) is None

@@ -11,6 +11,7 @@ exists). ``docs/mutants.md`` is generated from this catalogue by
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import functools
 import hashlib
@@ -18,6 +19,7 @@ import itertools
 import json
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
@@ -1030,6 +1032,131 @@ class SinkKeptOnSelf(ReferenceDriver):
         return await super().run(request, _CurrentRunSink(self))
 
 
+_FAILING_CONFIG = ReferenceConfig(fail_run=True)
+_EXPECTED = "the reference config fails every run"
+
+
+# ------------------------------------------------------------------------------------
+# Breaks a driver author makes on the live path (each fails with its clause named)
+# ------------------------------------------------------------------------------------
+
+
+class IgnoresOutputSchema(Rewriting):
+    """Declares native structured output, then answers the schema with plain text."""
+
+    def respond(self, request: Request, response: Response) -> Response:
+        return response.model_copy(update={"structured_output": None})
+
+
+class ToolResultBeforeCall(Rewriting):
+    def stream(self, payload: StreamPayload) -> list[StreamPayload]:
+        if payload.kind == StreamKind.TOOL_CALL_START:
+            early = StreamPayload(
+                kind=StreamKind.TOOL_CALL_RESULT,
+                tool_call_id=payload.tool_call_id,
+                result={"text": "ok"},
+            )
+            return [_like(payload, early), payload]
+        if payload.kind == StreamKind.TOOL_CALL_RESULT:
+            return []
+        return [payload]
+
+
+class EmitsFromThreadAfterReturn(ReferenceDriver):
+    """A thread it started emits 50 ms and 200 ms after run() returned."""
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        response = await super().run(request, sink)
+        returned = threading.Event()
+
+        def later() -> None:
+            returned.wait()
+            for delay in (0.05, 0.15):
+                time.sleep(delay)
+                sink.emit_stream(StreamPayload(kind="vendor.telemetry"))
+
+        threading.Thread(target=later, daemon=True).start()
+        returned.set()
+        return response
+
+
+class EmitsViaCallLater(ReferenceDriver):
+    """Leaves a loop callback behind that emits 100 ms after run() returned (asyncio)."""
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        response = await super().run(request, sink)
+        payload = StreamPayload(kind="vendor.telemetry")
+        asyncio.get_running_loop().call_later(0.1, sink.emit_stream, payload)
+        return response
+
+
+class ReusesFirstSink(ReferenceDriver):
+    """Keeps the sink of its first run and emits every later run into it."""
+
+    kept_sink: EventSink | None = None
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        if self.kept_sink is None:
+            self.kept_sink = sink
+        return await super().run(request, self.kept_sink)
+
+
+class RunRaisesFileNotFound(ReferenceDriver):
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        # provider: the CLI binary is missing
+        raise FileNotFoundError(2, "No such file or directory", "agent-cli")
+
+
+class RaisesWhenCancelled(ReferenceDriver):
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            raise RuntimeError("cleanup failed while cancelled") from None
+        raise AssertionError("unreachable")
+
+
+class DescriptorRaisesKeyError(ReferenceDriver):
+    def descriptor(self) -> Descriptor:
+        return {"type": REFERENCE_DRIVER_TYPE}["display_name"]  # type: ignore[return-value]
+
+
+class _CleanFailure(Rewriting):
+    """The reference's failing run (a clean agent_error), ready to be made unclean."""
+
+    def __init__(self) -> None:
+        super().__init__(_FAILING_CONFIG)
+
+
+class FailureEndsInRunFinished(_CleanFailure):
+    def stream(self, payload: StreamPayload) -> list[StreamPayload]:
+        if payload.kind == StreamKind.RUN_ERROR:
+            return [payload.model_copy(update={"kind": StreamKind.RUN_FINISHED, "error": None})]
+        return [payload]
+
+
+class FailureWithoutRunError(_CleanFailure):
+    def stream(self, payload: StreamPayload) -> list[StreamPayload]:
+        return [] if payload.kind == StreamKind.RUN_ERROR else [payload]
+
+
+class FailureKeepsCheckpoint(_CleanFailure):
+    def respond(self, request: Request, response: Response) -> Response:
+        state = SessionState(resume_id="reference-session")
+        return response.model_copy(update={"checkpoint": Checkpoint(valid=True, state=state)})
+
+
+class FailureWithoutTranscriptItem(_CleanFailure):
+    def event(self, event: RunEvent) -> list[RunEvent]:
+        if event.item is not None and event.item.kind == TranscriptKind.FAILURE:
+            return []
+        return [event]
+
+    def respond(self, request: Request, response: Response) -> Response:
+        kept = [i for i in response.transcript if i.kind != TranscriptKind.FAILURE]
+        return response.model_copy(update={"transcript": kept})
+
+
 # ------------------------------------------------------------------------------------
 # USG: usage
 # ------------------------------------------------------------------------------------
@@ -1181,7 +1308,22 @@ class CheckpointAfterCutLine(DriftBase):
 # The catalogue
 # ------------------------------------------------------------------------------------
 
-_FAILING_CONFIG = ReferenceConfig(fail_run=True)
+
+def _unclean(
+    name: str, description: str, make: Callable[[], object], also: tuple[str, str] | None = None
+) -> Mutant:
+    """An FLR-01 mutant: the reference's failing run, expected to fail, made unclean;
+    ``also`` is a clause the bug trips by necessity, and why."""
+    return Mutant(
+        name,
+        "FLR-01",
+        description,
+        make,
+        _live(live_expect_failure=_EXPECTED),
+        also_fails=frozenset({also[0]} if also else ()),
+        why_also=also[1] if also else "",
+    )
+
 
 MUTANTS: tuple[Mutant, ...] = (
     # --- DRV ---
@@ -1654,6 +1796,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "run raises RunError without a response",
         RunRaises,
         _live(),
+        also_fails=frozenset({"FLR-01"}),
+        why_also="a raise without a Response is a failure not reported as data",
     ),
     Mutant(
         "RunHangs",
@@ -1689,9 +1833,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "RSP-02",
         "a failed run reports decision_rejected without failure.human_decision",
         RejectionWithoutDecision,
-        _live(),
-        also_fails=frozenset({"LIV-01"}),
-        why_also="every failure fails the live run, and RSP-02 judges only failures",
+        _live(live_expect_failure=_EXPECTED),
     ),
     Mutant(
         "OutputIsStdoutDump",
@@ -1722,7 +1864,97 @@ MUTANTS: tuple[Mutant, ...] = (
         "keeps the current run's sink on the shared instance, so overlapping runs emit "
         "into the last-started run's sink",
         SinkKeptOnSelf,
-        _opts(concurrent_runs=3),
+        _live(concurrent_runs=3),
+    ),
+    # --- breaks on the live path: each names its clause without any opt-in ---
+    Mutant(
+        "IgnoresOutputSchema",
+        "SO-02",
+        "declares native structured output, then ignores the schema (no structured_output)",
+        IgnoresOutputSchema,
+        _live(live_structured_output=True),
+    ),
+    Mutant(
+        "ToolResultBeforeCall",
+        "EVT-05",
+        "tool_call.result arrives before its tool_call.start",
+        ToolResultBeforeCall,
+        _live(),
+    ),
+    Mutant(
+        "EmitsFromThreadAfterReturn",
+        "EVT-02",
+        "a thread it started emits 50 ms and 200 ms after run() returned",
+        EmitsFromThreadAfterReturn,
+        _live(),
+    ),
+    Mutant(
+        "EmitsViaCallLater",
+        "EVT-02",
+        "loop.call_later(0.1, ...) emits after run() returned",
+        EmitsViaCallLater,
+        _live(),
+    ),
+    Mutant(
+        "ReusesFirstSink",
+        "CON-01",
+        "keeps its first run's sink and emits every later run into it",
+        ReusesFirstSink,
+        _live(concurrent_runs=3),
+        also_fails=frozenset({"EVT-02"}),
+        why_also="the later runs emit into the live run's sink after that run returned",
+    ),
+    Mutant(
+        "RunRaisesFileNotFound",
+        "LIV-01",
+        "run raises FileNotFoundError (a missing CLI binary)",
+        RunRaisesFileNotFound,
+        _live(),
+        also_fails=frozenset({"FLR-01"}),
+        why_also="a raise without a Response is a failure not reported as data",
+    ),
+    Mutant(
+        "RaisesWhenCancelled",
+        "LIV-01",
+        "run hangs, then raises when the live deadline cancels it",
+        RaisesWhenCancelled,
+        _live(live_run_timeout=0.3),
+    ),
+    Mutant(
+        "DescriptorRaisesKeyError",
+        "DRV-01",
+        "descriptor() raises KeyError",
+        DescriptorRaisesKeyError,
+        _opts(),
+    ),
+    Mutant(
+        "SucceedsDespiteExpectedFailure",
+        "FLR-01",
+        "the live run succeeds although Options(live_expect_failure=...) says it fails",
+        ReferenceDriver,
+        _live(live_expect_failure="a replayed 429"),
+    ),
+    _unclean(
+        "FailureEndsInRunFinished",
+        "a failed run's stream ends in run.finished",
+        FailureEndsInRunFinished,
+    ),
+    _unclean(
+        "FailureWithoutRunError",
+        "a failed run's stream has no terminal payload",
+        FailureWithoutRunError,
+        also=("EVT-02", "a stream without a terminal breaks EVT-02 whatever the outcome"),
+    ),
+    _unclean(
+        "FailureKeepsCheckpoint",
+        "a failed run still offers a valid checkpoint",
+        FailureKeepsCheckpoint,
+        also=("RSP-01", "a valid checkpoint on a failed outcome is RSP-01's rule too"),
+    ),
+    _unclean(
+        "FailureWithoutTranscriptItem",
+        "a failed run's transcript (and its item events) carry no failure item",
+        FailureWithoutTranscriptItem,
     ),
     # --- USG ---
     Mutant(

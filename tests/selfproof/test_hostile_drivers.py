@@ -610,7 +610,8 @@ def test_emitting_after_the_terminal_from_a_task_fails_evt02(
     only = ["LIV-01", "EVT-02", "RUN-04", "CON-01"]
     report = well_formed(attempt(factory, options(backend, concurrent_runs=2), only), only)
     assert failed(report) == {"EVT-02", "CON-01"}, status(report)
-    assert "after run() returned" in " ".join(report.result("EVT-02").notes)
+    assert "after run() returned" in messages(report, "EVT-02")
+    assert "EVT-02: " in messages(report, "CON-01")
 
 
 class _WorkerThread(BaselineDriver):
