@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from adaptertest.cap import verify_process_capability, verify_session_capability
     from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES, Clause, Mode
     from adaptertest.evt import StreamVerifier, verify_stream_capability, verify_stream_sequence
-    from adaptertest.options import DEFAULT_LIVE_PROMPT, Options, OptionsError
+    from adaptertest.options import DEFAULT_LIVE_PROMPT, Drift, Options, OptionsError
     from adaptertest.report import (
         ClauseResult,
         ClauseStatus,
@@ -67,6 +67,7 @@ _LAZY: dict[str, str] = {
     "DEFAULT_LIVE_PROMPT": "adaptertest.options",
     "Options": "adaptertest.options",
     "OptionsError": "adaptertest.options",
+    "Drift": "adaptertest.options",
     "ClauseResult": "adaptertest.report",
     "ClauseStatus": "adaptertest.report",
     "ConformanceError": "adaptertest.report",
@@ -116,6 +117,7 @@ __all__ = [
     "ClauseStatus",
     "ConformanceError",
     "ConformanceReport",
+    "Drift",
     "Level",
     "Mode",
     "Options",

@@ -391,7 +391,8 @@ def _shell_files(template: str, names: Names) -> dict[str, str]:
     pyproject = _PYPROJECT.format(
         description=_quoted(f"{names.display}: {what}, built on agent-driver-kit"),
         kit=kit,
-        kit_test=kit.replace("agent-driver-kit", "agent-driver-kit[test]", 1),
+        # trio too: the generated tests run the suite on both anyio backends.
+        kit_test=kit.replace("agent-driver-kit", "agent-driver-kit[test,trio]", 1),
         **fields,
     )
     readme = (_README_MEMORY if template == "memory" else _README_CLI).format(

@@ -43,6 +43,7 @@ PROBE_FUNCTIONS: dict[str, tuple[str, str]] = {
     "live_run": ("adaptertest.liv", "probe_live_run"),
     "live_structured_output": ("adaptertest.liv", "probe_live_structured_output"),
     "concurrent_runs": ("adaptertest.con", "probe_concurrent_runs"),
+    "drift": ("adaptertest.dft", "probe_drift"),
 }
 """Probe name -> (family module, function): where the code that judges it lives.
 

@@ -584,6 +584,40 @@ CLAUSES: tuple[Clause, ...] = (
         *_BOTH_LIVE,
         extension=True,
     ),
+    # --- DFT: Python extension clauses (CLI format drift) -----------------------------
+    _c(
+        "DFT-01",
+        "additive format drift changes nothing",
+        "Under additive drift of a recorded CLI output (unknown line types, unknown fields at "
+        "any depth, shuffled key order, blank lines, CRLF line endings) the run's result equals "
+        "the recording's (output, transcript, stream, usage, success or failure, checkpoint; "
+        "ids and timestamps the driver makes itself normalised, added fields passed on under "
+        "their own names ignored), and every stream, run-event and transcript clause still "
+        "holds.",
+        OPT,
+        "drift",
+        extension=True,
+    ),
+    _c(
+        "DFT-02",
+        "corrupt output fails cleanly",
+        "On corrupt CLI output (a truncated last line, a line that is not JSON, invalid UTF-8 "
+        "inside a string, the process exiting mid-line) run() neither raises nor hangs, its "
+        "stream, run events, transcript and response stay legal, the failure names the corrupt "
+        "line or a transcript item keeps it visible, and no valid checkpoint is offered.",
+        OPT,
+        "drift",
+        extension=True,
+    ),
+    _c(
+        "DFT-03",
+        "chunking never matters",
+        "The same output bytes delivered in any chunks, with pauses, splitting lines and "
+        "multi-byte UTF-8 characters, give the same result as delivered line by line.",
+        OPT,
+        "drift",
+        extension=True,
+    ),
 )
 
 CLAUSE_BY_ID: dict[str, Clause] = {c.id: c for c in CLAUSES}
@@ -606,6 +640,7 @@ PROBES: tuple[str, ...] = (
     "live_run",
     "live_structured_output",
     "concurrent_runs",
+    "drift",
 )
 """Every probe, in the order the suite runs them."""
 

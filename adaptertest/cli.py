@@ -151,6 +151,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="the live run is expected to fail (a replayed 429, say): LIV-01 is skipped and "
         "FLR-01 judges that it failed cleanly",
     )
+    check.add_argument(
+        "--drift",
+        action="store_true",
+        help="run the format-drift probe (DFT-01..03) with the Options(drift=Drift(...)) the "
+        "base options publish; without this flag a published drift option is left off (it "
+        "starts a process per variant)",
+    )
 
     clauses = commands.add_parser(
         "clauses", help="print the clause catalogue", description="Print the clause catalogue."
@@ -328,6 +335,14 @@ def options_from_args(ns: argparse.Namespace) -> Options:
         kwargs["backend"] = ns.backend
     if ns.probe_timeout is not None:
         kwargs["probe_timeout"] = ns.probe_timeout
+    if not ns.drift:
+        kwargs["drift"] = None
+    elif base.drift is None:
+        raise UsageError(
+            f"--drift needs a drift option, and {source or 'Options()'} publishes none: give "
+            "the factory module an adaptertest_options() returning Options(drift=Drift("
+            "recordings=[...], driver=lambda command: ...)), or pass --options"
+        )
     try:
         return dataclasses.replace(base, **kwargs)
     except OptionsError as exc:

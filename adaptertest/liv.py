@@ -441,12 +441,15 @@ def late_violations(result: LiveRun, clause: str = "EVT-02") -> list[Violation]:
     ]
 
 
-def stream_plan(ctx: ProbeContext) -> tuple[bool, StreamCapability | None]:
-    """Whether the rich stream checks apply (the driver implements StreamSupport), and
-    its stream capability from one bounded call (None when that call fails)."""
-    if not ctx.implements(StreamSupport):
+def stream_plan(
+    ctx: ProbeContext, obj: object | None = None
+) -> tuple[bool, StreamCapability | None]:
+    """Whether the rich stream checks apply (the driver, or ``obj``, implements
+    StreamSupport), and its stream capability from one bounded call (None when that call
+    fails)."""
+    if not ctx.implements(StreamSupport, obj):
         return False, None
-    method = ctx.method("stream_capability")
+    method = ctx.method("stream_capability", obj)
     if method is None:
         return True, None
     outcome = ctx.attempt(method, awaitable=False)

@@ -9,8 +9,10 @@ refuses to import without one.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -31,6 +33,68 @@ two data keys are inserted out of sorted order, so a guard that follows dict ord
 """
 
 Backend = Literal["asyncio", "trio"]
+
+DEFAULT_DRIFT_EXAMPLES = 8
+"""Drifted variants per recording and drift clause when ``Drift(max_examples=...)`` is not given."""
+
+
+@dataclass(frozen=True, init=False)
+class Drift:
+    """The format-drift probe (DFT-01..03) for a driver that runs a CLI and parses its lines.
+
+    ``recordings`` are files of that CLI's stdout: plain JSONL, or recordings written by
+    ``adaptertest record`` (format v1, which also carry stderr and the exit status).
+    ``driver`` builds the driver around a command line: it gets the argv of the kit's
+    replay stand-in playing one variant (``(python, "-m", "adaptertest", "replay", FILE,
+    ..., "--")``, a tuple of str) and returns a driver whose CLI is that command, e.g.
+    ``lambda command: MyDriver(MyConfig(command=command))``. Each recording is run as is
+    (the baseline), then as ``max_examples`` hypothesis-made variants per clause:
+    additive drift (DFT-01), corrupt output (DFT-02) and arbitrary chunking (DFT-03).
+    """
+
+    recordings: tuple[Path, ...]
+    """The recordings to drift, checked to exist when the option is built."""
+    driver: Callable[[tuple[str, ...]], object]
+    """Builds the driver whose CLI is the given command (the replay of one variant)."""
+    max_examples: int = DEFAULT_DRIFT_EXAMPLES
+    """Hypothesis examples per recording and clause (derandomized; shrinking on)."""
+
+    def __init__(
+        self,
+        *,
+        recordings: Iterable[str | os.PathLike[str]],
+        driver: Callable[[tuple[str, ...]], object],
+        max_examples: int = DEFAULT_DRIFT_EXAMPLES,
+    ) -> None:
+        if isinstance(recordings, str | bytes | os.PathLike):
+            raise TypeError("Drift.recordings takes a list of paths, not one path")
+        paths: list[Path] = []
+        for entry in recordings:
+            if not isinstance(entry, str | os.PathLike) or isinstance(entry, bytes):
+                raise TypeError(
+                    f"Drift.recordings takes str or os.PathLike paths, got "
+                    f"{type(entry).__qualname__}"
+                )
+            path = Path(entry)
+            if not path.is_file():
+                raise ValueError(f"Drift.recordings: no such file: {path}")
+            paths.append(path)
+        if not paths:
+            raise ValueError("Drift.recordings needs at least one recording")
+        if not callable(driver):
+            raise TypeError(
+                "Drift.driver must be callable (command -> driver), got "
+                f"{type(driver).__qualname__}"
+            )
+        if isinstance(max_examples, bool) or not isinstance(max_examples, int):
+            raise TypeError(
+                f"Drift.max_examples must be an int, got {type(max_examples).__qualname__}"
+            )
+        if max_examples < 1:
+            raise ValueError("Drift.max_examples must be at least 1")
+        object.__setattr__(self, "recordings", tuple(paths))
+        object.__setattr__(self, "driver", driver)
+        object.__setattr__(self, "max_examples", max_examples)
 
 
 class OptionsError(TypeError, ValueError):
@@ -113,6 +177,9 @@ class Options:
     """Why the live run is expected to fail (a replayed 429, an account without credit):
     a failed run then skips LIV-01 instead of failing it, and FLR-01 judges that it failed
     cleanly; a run that succeeds fails FLR-01."""
+    drift: Drift | None = None
+    """The format-drift probe (DFT-01..03) for a CLI driver: its recordings and how to build
+    it around a command; None turns it off. See :class:`Drift`."""
 
     def __post_init__(self) -> None:
         # Every field goes through its entry in FIELD_CHECKS; the first bad one raises.
@@ -221,6 +288,22 @@ def _choice(*allowed: str) -> Check:
     return check
 
 
+def _backend(name: str, value: Any) -> str:
+    """An anyio backend that can run here: "trio" needs the trio package installed."""
+    chosen: str = _choice("asyncio", "trio")(name, value)
+    if chosen == "trio":
+        import importlib.util
+
+        if importlib.util.find_spec("trio") is None:
+            raise OptionsError(
+                name,
+                "a backend that is installed",
+                value,
+                hint="trio is not: python -m pip install 'agent-driver-kit[trio]'",
+            )
+    return chosen
+
+
 def _strings(name: str, value: Any) -> tuple[str, ...]:
     expected = "a sequence of strings (a list or tuple of str)"
     if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
@@ -262,6 +345,12 @@ def _known_failures(name: str, value: Any) -> Mapping[str, str]:
     return MappingProxyType(known)
 
 
+def _drift(name: str, value: Any) -> Drift | None:
+    if value is not None and not isinstance(value, Drift):
+        raise OptionsError(name, "an adaptertest.Drift or None", value)
+    return value
+
+
 FIELD_CHECKS: dict[str, Check] = {
     "config": _anything,
     "session_state": _session_state,
@@ -283,11 +372,12 @@ FIELD_CHECKS: dict[str, Check] = {
     "show_live_details": _flag,
     "secrets": _strings,
     "max_examples": _count(1, "a positive int"),
-    "backend": _choice("asyncio", "trio"),
+    "backend": _backend,
     "concurrent_runs": _count(0, "0 (off) or a positive int"),
     "live_expect_failure": _optional(
         _text(blank=False), "a non-blank str (why the run is expected to fail) or None"
     ),
+    "drift": _drift,
 }
 """Field name -> its check. Every ``Options`` field has exactly one entry."""
 

@@ -20,11 +20,12 @@ from __future__ import annotations
 import contextlib
 import inspect
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, Protocol, TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TypeVar
 
 from adaptertest._calls import describe_error, describe_hang
 from adaptertest._probe import ProbeContext
+from adaptertest._property import falsified_by_clause, falsified_for, property_settings
 from adaptertest.options import DEFAULT_SESSION_STATE
 from driver.protocols import SessionCodec, SessionCodecProvider
 from driver.run import SessionState
@@ -372,42 +373,7 @@ class _SeedChecker:
         self.ctx.fatal(clause, message)
 
 
-class _Falsified(Exception):
-    """A law broken by a generated state; one subclass per clause, because hypothesis
-    tells failures apart by exception type and shrinks each one separately."""
-
-    clause: ClassVar[str] = ""
-
-    def __init__(self, message: str, example: str) -> None:
-        super().__init__(f"{self.clause}: {message}")
-        self.message = message
-        self.example = example
-
-
-class _Ses03Falsified(_Falsified):
-    clause = "SES-03"
-
-
-class _Ses04Falsified(_Falsified):
-    clause = "SES-04"
-
-
-class _Ses05Falsified(_Falsified):
-    clause = "SES-05"
-
-
-class _Ses06Falsified(_Falsified):
-    clause = "SES-06"
-
-
-class _Ses08Falsified(_Falsified):
-    clause = "SES-08"
-
-
-_FALSIFIED: dict[str, type[_Falsified]] = {
-    cls.clause: cls
-    for cls in (_Ses03Falsified, _Ses04Falsified, _Ses05Falsified, _Ses06Falsified, _Ses08Falsified)
-}
+_FALSIFIED = {clause: falsified_for(clause) for clause in PROPERTY_CLAUSES}
 
 
 class _Stopped(Exception):
@@ -473,14 +439,6 @@ def _close(obj: object) -> None:
             close()
 
 
-def _leaves(error: BaseException) -> Iterator[BaseException]:
-    if isinstance(error, BaseExceptionGroup):
-        for inner in error.exceptions:
-            yield from _leaves(inner)
-    else:
-        yield error
-
-
 def _states(required_keys: Sequence[str]) -> SearchStrategy[SessionState]:
     """Session states that stress a codec: with no data, with only ``required_keys``, or
     with ``required_keys`` among many others."""
@@ -519,23 +477,14 @@ def _check_generated(
     guard_keys: Sequence[str],
 ) -> None:
     """Run the laws as one hypothesis property, bounded by the probe timeout."""
-    from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+    from hypothesis import given
 
     progress = _Progress()
     checker = _PropertyChecker(progress)
     required = tuple(dict.fromkeys([*seed.data, *session_keys, *guard_keys]))
 
     # Built fresh per call, so two drivers never share a @given function.
-    @settings(
-        derandomize=True,
-        database=None,
-        deadline=None,
-        max_examples=ctx.options.max_examples,
-        suppress_health_check=list(HealthCheck),
-        print_blob=False,
-        phases=[phase for phase in Phase if phase is not Phase.explain],
-        verbosity=Verbosity.quiet,
-    )
+    @property_settings(ctx.options.max_examples)
     @given(state=_states(required))
     def codec_laws(state: SessionState) -> None:
         if progress.stop.is_set():
@@ -562,13 +511,7 @@ def _check_generated(
         )
     if outcome.error is None:
         return
-    found: dict[str, _Falsified] = {}
-    other: list[BaseException] = []
-    for error in _leaves(outcome.error):
-        if isinstance(error, _Falsified):
-            found.setdefault(error.clause, error)
-        else:
-            other.append(error)
+    found, other = falsified_by_clause(outcome.error)
     for clause, falsified in found.items():
         if clause not in ctx.record.violations:  # the seed already showed this one
             ctx.fail(

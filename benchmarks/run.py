@@ -7,6 +7,7 @@ beside its target with PASS or MISS (info rows have no target):
   on realistic streams: throughput, linearity, overhead over a bare loop, and the peak
   memory of the incremental form fed by a generator;
 - the whole suite on the reference driver with every option, in-process and as the CLI;
+- the format-drift probe on the Claude example driver (the replay stand-in once per run);
 - the cost of ``import adaptertest`` and which heavy modules it pulls in;
 - the start-up of ``python -m adaptertest replay``, the stand-in CLI a driver's hermetic
   tests start once per run (a plain transcript and a recording), and what it loads.
@@ -27,6 +28,7 @@ import io
 import os
 import platform
 import pstats
+import re
 import resource
 import statistics
 import subprocess
@@ -38,8 +40,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
+from pathlib import Path
 from typing import Final
 
+from adaptertest.dft import DRIFT_CLAUSES
 from adaptertest.evt import StreamVerifier, verify_stream_sequence
 from adaptertest.options import Options
 from adaptertest.recording import Chunk, Recording
@@ -531,7 +535,8 @@ def suite_figures(repeats: int, cold_repeats: int) -> list[Figure]:
     if missing is not None:
         return [unavailable(name, missing, target)]
     runs = [check_once() for _ in range(repeats)]
-    not_passed = runs[-1][1]
+    # The drift clauses need a driver that runs a CLI: the reference skips them (see drift).
+    not_passed = [entry for entry in runs[-1][1] if not entry.startswith("DFT-")]
     if any(" skipped" in entry for entry in not_passed):
         return [unavailable(name, f"not every clause judged: {', '.join(not_passed)}", target)]
     took = statistics.median(t for t, _ in runs)
@@ -637,6 +642,82 @@ def time_cli(
         if proc.returncode not in (0, 1):
             break
     return statistics.median(times), proc
+
+
+# -- format drift --------------------------------------------------------------------------
+
+DRIFT_TARGET: Final = 5.0
+DRIFT_VARIANTS: Final = 25
+DRIFT_RECORDINGS: Final = ("success.jsonl", "tool_use.jsonl")
+CLAUDE_DRIVER: Final = Path(__file__).resolve().parents[1] / "examples" / "claude_driver"
+
+
+@dataclass(frozen=True)
+class DriftProbe:
+    """One drift probe: wall seconds, driver runs, CPU seconds of this process and of the
+    replay processes, and the clauses not passed."""
+
+    wall: float
+    runs: int
+    cpu: float
+    replay_cpu: float
+    not_passed: list[str]
+
+
+def _cpu(who: int) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
+def drift_probe(max_examples: int) -> DriftProbe:
+    """One drift probe of the Claude example driver on its two recordings, with
+    ``max_examples`` variants per recording and clause."""
+    if str(CLAUDE_DRIVER) not in sys.path:
+        sys.path.insert(0, str(CLAUDE_DRIVER))
+    from adaptertest._suite import check_driver
+    from adaptertest.options import Drift
+    from claude_driver import ClaudeConfig, ClaudeDriver
+
+    def around(command: tuple[str, ...]) -> ClaudeDriver:
+        return ClaudeDriver(ClaudeConfig(command=command))
+
+    recordings = [CLAUDE_DRIVER / "recordings" / name for name in DRIFT_RECORDINGS]
+    drift = Drift(recordings=recordings, driver=around, max_examples=max_examples)
+    cpu, children = _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    report = check_driver(lambda: around(("claude",)), Options(drift=drift), only=DRIFT_CLAUSES)
+    took = time.perf_counter() - start
+    notes = report.results[0].notes
+    runs = sum(int(m.group(1)) for n in notes if (m := re.search(r"(\d+) driver runs", n)))
+    return DriftProbe(
+        took,
+        runs,
+        _cpu(resource.RUSAGE_SELF) - cpu,
+        _cpu(resource.RUSAGE_CHILDREN) - children,
+        [f"{r.clause} {r.status.value}" for r in report if r.status.value != "passed"],
+    )
+
+
+def drift_figures(variants: int = DRIFT_VARIANTS) -> list[Figure]:
+    """A drift probe with ``variants`` variants of each of two recordings (a third of them
+    per clause) on the Claude example driver: one replay stand-in process per run."""
+    name = f"drift probe, {variants} variants of each of 2 recordings"
+    target = f"< {DRIFT_TARGET:.0f} s"
+    if not (CLAUDE_DRIVER / "claude_driver").is_dir():
+        return [unavailable(name, "the Claude example driver is missing", target)]
+    per_clause = max(1, round(variants / len(DRIFT_CLAUSES)))
+    probe = drift_probe(per_clause)
+    runs = max(probe.runs, 1)
+    detail = (
+        f"{probe.runs} driver runs (variants: {per_clause} per clause and recording; plus the "
+        f"baselines), {probe.wall / runs * 1e3:.0f} ms each; CPU per run: "
+        f"{probe.replay_cpu / runs * 1e3:.0f} ms in the replay process, "
+        f"{probe.cpu / runs * 1e3:.0f} ms in the suite and the driver"
+    )
+    if probe.not_passed:
+        detail += f"; not passed: {', '.join(probe.not_passed)}"
+    shown, within = f"{probe.wall:.2f} s", probe.wall < DRIFT_TARGET
+    return [Figure(name, shown, target, within, probe.wall, detail)]
 
 
 # -- import cost ---------------------------------------------------------------------------
@@ -868,7 +949,7 @@ def profile_verifier(payloads: list[StreamPayload], top: int = 14) -> str:
 
 FULL_SIZES: Final = (10_000, 100_000, 1_000_000)
 QUICK_SIZES: Final = (2_000, 20_000, 200_000)
-SECTIONS: Final = ("streams", "suite", "cli", "import", "replay")
+SECTIONS: Final = ("streams", "suite", "cli", "import", "replay", "drift")
 
 
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -906,6 +987,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             figures += cli_figures(repeats)
         elif section == "replay":
             figures += replay_figures(21 if not ns.quick else 9)
+        elif section == "drift":
+            figures += drift_figures()
         else:
             figures += import_figures(7 if not ns.quick else 5)
     print(render(figures))

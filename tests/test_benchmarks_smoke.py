@@ -213,3 +213,12 @@ def test_main_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert out.startswith("benchmarks: ")
     assert "Python " in out
     assert "import adaptertest (fresh process)" in out
+
+
+def test_drift_figures_time_a_small_probe() -> None:
+    (probe,) = bench.drift_figures(variants=3)
+    _well_formed(probe)
+    assert probe.name == "drift probe, 3 variants of each of 2 recordings"
+    assert probe.target == "< 5 s"
+    assert "not passed" not in probe.detail, probe.detail
+    assert "driver runs (variants: 1 per clause and recording; plus the baselines)" in probe.detail

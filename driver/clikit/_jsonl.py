@@ -127,7 +127,8 @@ class JsonlParser(ABC):
         self.usage: Usage | None = None
         """Token counts of the terminal line; None when not reported."""
         self.malformed_lines = 0
-        """Lines that start like JSON but do not parse: the protocol is not trustworthy."""
+        """Lines that start like JSON but do not parse (or are not UTF-8): the protocol is not
+        trustworthy."""
         self._error_hint = ""
         """An error the CLI printed on stdout, quoted when the exit code fails the run."""
 
@@ -139,8 +140,9 @@ class JsonlParser(ABC):
         value: object = None
         if text.startswith("{"):
             try:
+                raw.decode("utf-8")  # invalid UTF-8 in a JSON line is corruption, not text
                 value = json.loads(text, parse_constant=_reject_constant)
-            except ValueError:
+            except ValueError:  # UnicodeDecodeError included
                 self.malformed_lines += 1
         if not isinstance(value, dict):
             # Debug or log output that reached stdout, or a corrupt line: keep it visible.

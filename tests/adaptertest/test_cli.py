@@ -291,3 +291,62 @@ def test_rerun_hint_is_the_command_line_with_one_clause() -> None:
     assert hint == (
         'python -m adaptertest check mod:make --live --config \'{"model": "m 1"}\' --clause EVT-05'
     )
+
+
+DRIFT_MODULE = """
+from pathlib import Path
+
+from adaptertest import Drift, Options
+from claude_driver import ClaudeConfig, ClaudeDriver
+
+RECORDING = Path({recording!r})
+
+
+def make():
+    return ClaudeDriver(ClaudeConfig(command=("claude-is-not-installed-here",)))
+
+
+def around(command):
+    return ClaudeDriver(ClaudeConfig(command=command))
+
+
+def adaptertest_options():
+    return Options(drift=Drift(recordings=[RECORDING], driver=around, max_examples=2))
+"""
+
+CLAUDE_SUCCESS = (
+    Path(__file__).resolve().parents[2] / "examples/claude_driver/recordings/success.jsonl"
+)
+
+
+@pytest.fixture
+def drift_module(user_module: str, tmp_path: Path) -> str:
+    """A factory module that publishes its drift option (the Claude example driver)."""
+    (tmp_path / "cli_user_drift.py").write_text(DRIFT_MODULE.format(recording=str(CLAUDE_SUCCESS)))
+    return "cli_user_drift:make"
+
+
+def test_drift_flag_runs_the_published_drift_option(
+    drift_module: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["check", drift_module, "--drift", "--clause", "DFT", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    clauses = {c["id"]: c["status"] for c in doc["drivers"][0]["clauses"]}
+    assert clauses == {"DFT-01": "passed", "DFT-02": "passed", "DFT-03": "passed"}
+
+
+def test_a_published_drift_option_runs_only_with_the_flag(drift_module: str) -> None:
+    without = options_from_args(build_parser().parse_args(["check", drift_module]))
+    assert without.drift is None
+    with_flag = options_from_args(build_parser().parse_args(["check", drift_module, "--drift"]))
+    assert with_flag.drift is not None
+    assert [p.name for p in with_flag.drift.recordings] == ["success.jsonl"]
+
+
+def test_drift_flag_without_a_published_option_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["check", REFERENCE, "--drift"]) == 2
+    err = capsys.readouterr().err
+    assert "--drift needs a drift option" in err
+    assert "referencedriver:adaptertest_options publishes none" in err

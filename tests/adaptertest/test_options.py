@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 import pytest
 
 import adaptertest
-from adaptertest import ClauseStatus, Options, OptionsError, check_driver
+from adaptertest import ClauseStatus, Drift, Options, OptionsError, check_driver
 from adaptertest.clauses import CLAUSES
 from adaptertest.options import FIELD_CHECKS
 from driver import SessionState
@@ -81,7 +83,15 @@ WRONG: dict[str, list[tuple[Any, str]]] = {
         (True, "a non-blank str"),
         (b"429", "a non-blank str"),
     ],
+    "drift": [
+        ({"recordings": ["success.jsonl"]}, "an adaptertest.Drift or None"),
+        ("success.jsonl", "an adaptertest.Drift or None"),
+        (True, "an adaptertest.Drift or None"),
+    ],
 }
+
+RECORDING = Path(__file__).resolve().parents[2] / "examples/claude_driver/recordings/success.jsonl"
+DRIFT = Drift(recordings=[RECORDING], driver=lambda command: ReferenceDriver())
 
 # Field -> a legal value other than the default, and what is stored for it.
 RIGHT: dict[str, tuple[Any, Any]] = {
@@ -108,6 +118,7 @@ RIGHT: dict[str, tuple[Any, Any]] = {
     "backend": ("trio", "trio"),
     "concurrent_runs": (2, 2),
     "live_expect_failure": ("a replayed 429", "a replayed 429"),
+    "drift": (DRIFT, DRIFT),
 }
 
 
@@ -227,3 +238,12 @@ def test_only_rejects_unknown_names_before_anything_runs(
         check_driver(factory, Options(), only=only)
     assert fragment in str(info.value)
     assert made == []
+
+
+def test_trio_backend_needs_trio_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chosen without trio, the backend fails at construction naming the extra, not later
+    inside a probe."""
+    monkeypatch.setitem(sys.modules, "trio", None)
+    with pytest.raises(OptionsError, match=r"Options\.backend .*agent-driver-kit\[trio\]"):
+        Options(backend="trio")
+    assert Options(backend="asyncio").backend == "asyncio"

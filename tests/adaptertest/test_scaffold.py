@@ -162,7 +162,7 @@ def test_shell_files_name_the_project_and_the_kit_extra() -> None:
     pyproject = project["pyproject.toml"]
     assert 'name = "acme-driver"' in pyproject
     assert 'dependencies = ["agent-driver-kit>=0.1.0,<0.2"]' in pyproject
-    assert 'test = ["agent-driver-kit[test]>=0.1.0,<0.2"]' in pyproject
+    assert 'test = ["agent-driver-kit[test,trio]>=0.1.0,<0.2"]' in pyproject
     assert 'packages = ["acme_driver"]' in pyproject
     readme = project["README.md"]
     assert readme.startswith("# Acme\n")

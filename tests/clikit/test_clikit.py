@@ -407,6 +407,21 @@ class TokenToyDriver(ToyDriver):
     capability = StreamCapability(native=True, token_level=True)
 
 
+def test_a_json_line_with_invalid_utf8_is_corrupt_and_stays_visible() -> None:
+    """Decoded with replacement characters it would parse, and a checkpoint would vouch for
+    text the CLI never wrote (DFT-02); a log line that is not UTF-8 is only shown."""
+    out = RunOutput(RecordingSink(), streaming=True, run_id="r", thread_id="")
+    parser = ToyJsonParser(out)
+    for line in (b'{"warn": "caf\xc3"}', b"\xff log noise", b'{"warn": "caf\xc3\xa9"}'):
+        parser.feed(line)
+    assert parser.warnings == ["caf\u00e9"]
+    assert parser.malformed_lines == 1
+    assert [(i.kind, i.text) for i in out.transcript] == [
+        (TranscriptKind.STDOUT, '{"warn": "caf\ufffd"}'),
+        (TranscriptKind.STDOUT, "\ufffd log noise"),
+    ]
+
+
 def test_the_default_descriptor_comes_from_the_class_and_the_config() -> None:
     plain = ToyDriver().descriptor()
     assert (plain.type, plain.display_name, plain.models) == ("toy", "toy", ())

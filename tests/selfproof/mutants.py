@@ -17,13 +17,15 @@ import functools
 import hashlib
 import itertools
 import json
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar
 from unittest.mock import patch
 
 import anyio
@@ -31,8 +33,9 @@ import anyio
 import adaptertest.cap
 import adaptertest.liv
 from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES
-from adaptertest.options import Options
+from adaptertest.options import Drift, Options
 from adaptertest.so import structured_request
+from claude_driver import ClaudeConfig, ClaudeDriver, ClaudeStreamParser
 from driver import (
     SESSION_PARAM_PROFILE_FINGERPRINT,
     AgentIdentity,
@@ -66,6 +69,7 @@ from driver import (
     RunError,
     RunEvent,
     RunEventType,
+    RunFailure,
     SessionCapability,
     SessionParams,
     SessionState,
@@ -84,6 +88,7 @@ from driver import (
     TranscriptKind,
     Usage,
 )
+from driver.clikit import ProcessOutcome, RunOutput
 from referencedriver import (
     REFERENCE_DRIVER_TYPE,
     ReferenceConfig,
@@ -93,17 +98,23 @@ from referencedriver import (
 
 __all__ = [
     "BASELINE",
+    "CLAUDE_RECORDINGS",
     "CODEC_EXAMPLES",
+    "DRIFT_EXAMPLES",
     "FULL_OPTIONS",
     "LIVE_TIMEOUT",
     "MUTANTS",
+    "NO_CLI_SKIP",
     "SMOKE_EXAMPLES",
+    "DriftBase",
     "Mutant",
     "NoResumeReference",
     "ObservingReference",
     "Rewriting",
     "clause_mutant_map",
+    "drift_options",
     "mutant_table_markdown",
+    "no_cli_drift",
     "options_summary",
 ]
 
@@ -170,6 +181,19 @@ _SEED = SessionState(
     resume_id="adaptertest-session", data={"cwd": "project", "workspace_id": "ws-1"}
 )
 
+CLAUDE_RECORDINGS = Path(__file__).resolve().parents[2] / "examples/claude_driver/recordings"
+
+
+NO_CLI_SKIP = "never ran the command it was given"
+"""What the skip reason of DFT says for a driver that runs no CLI."""
+
+
+def no_cli_drift(factory: Callable[[], object]) -> Drift:
+    """A drift option for a driver without a CLI (``factory`` ignores the command): it
+    turns the probe on, and the driver skips DFT with :data:`NO_CLI_SKIP`."""
+    return Drift(recordings=[CLAUDE_RECORDINGS / "success.jsonl"], driver=lambda _: factory())
+
+
 FULL_OPTIONS = _opts(
     max_examples=CODEC_EXAMPLES,
     config=ReferenceConfig(cwd="project"),
@@ -184,11 +208,13 @@ FULL_OPTIONS = _opts(
     live_run=True,
     live_structured_output=True,
     concurrent_runs=3,
+    drift=no_cli_drift(lambda: ReferenceDriver(ReferenceConfig(cwd="project"))),
 )
 """Every opt-in any mutant uses, switched on at once, for the positive control.
 
 Left out: a custom ``live_prompt`` (it turns LIV-02 off) and the short deadline of the
-hanging-run mutant.
+hanging-run mutant. The drift probe builds a reference driver, which runs no CLI: the
+reference skips DFT with the reason that says so.
 """
 
 
@@ -1150,6 +1176,135 @@ class UsageExclusiveOfCache(Rewriting):
 
 
 # ------------------------------------------------------------------------------------
+# DFT: format drift, on the Claude Code example driver
+# ------------------------------------------------------------------------------------
+
+DRIFT_EXAMPLES = 10
+"""Variants per recording and clause for the drift mutants (each is a process)."""
+
+_CLAUDE_TYPES = frozenset({"system", "assistant", "user", "result"})
+
+
+def _replay(recording: str) -> tuple[str, ...]:
+    return (sys.executable, "-m", "adaptertest", "replay", str(CLAUDE_RECORDINGS / recording), "--")
+
+
+class DriftBase(ClaudeDriver):
+    """The Claude example driver, built from a command alone, with a swappable parser; it
+    passes every drift clause (the legal base of the drift mutants)."""
+
+    parser: ClassVar[type[ClaudeStreamParser]] = ClaudeStreamParser
+
+    def __init__(self, command: tuple[str, ...] = _replay("success.jsonl")) -> None:
+        super().__init__(ClaudeConfig(command=command))
+
+    def stream_parser(self, out: RunOutput, *, model: str) -> ClaudeStreamParser:
+        return self.parser(out)
+
+
+def drift_options(cls: type[DriftBase], *recordings: str, **changes: Any) -> Options:
+    """Hermetic options with the drift probe on ``recordings`` (success.jsonl by default)."""
+    paths = [CLAUDE_RECORDINGS / r for r in recordings or ("success.jsonl",)]
+    return _opts(drift=Drift(recordings=paths, driver=cls, max_examples=DRIFT_EXAMPLES), **changes)
+
+
+class _CrashesOnUnknownType(ClaudeStreamParser):
+    def on_object(self, line: dict[str, Any], text: str) -> None:
+        if line.get("type") not in _CLAUDE_TYPES:
+            raise ValueError(f"unknown line type {line.get('type')!r}")
+        super().on_object(line, text)
+
+
+class _TypeMustComeFirst(ClaudeStreamParser):
+    def on_object(self, line: dict[str, Any], text: str) -> None:
+        if next(iter(line), None) == "type":  # a line whose type is not its first key is skipped
+            super().on_object(line, text)
+
+
+class _UnknownLineIsCorrupt(ClaudeStreamParser):
+    def on_object(self, line: dict[str, Any], text: str) -> None:
+        if line.get("type") in _CLAUDE_TYPES:
+            super().on_object(line, text)
+            return
+        self.malformed_lines += 1
+        self._out.item(TranscriptItem(kind=TranscriptKind.STDOUT, text=text))
+
+
+class _DecodesEachRead(ClaudeStreamParser):
+    """Reads stdout itself: decodes each read on its own, then splits the text on newlines.
+
+    A read that is not valid UTF-8 marks the lines it touches as corrupt, which is right for
+    a line with invalid bytes and wrong for a character cut between two reads.
+    """
+
+    def __init__(self, out: RunOutput) -> None:
+        super().__init__(out)
+        self._pending = ""
+        self._pending_bad = False
+        forward = out.chunk
+
+        def take(stream: str, data: bytes) -> None:
+            forward(stream, data)
+            if stream == "stdout":
+                self._read(data)
+
+        object.__setattr__(out, "chunk", take)
+
+    def feed(self, raw: bytes) -> None:
+        """Lines come from the reads instead."""
+
+    def _read(self, data: bytes) -> None:
+        try:
+            text, bad = data.decode("utf-8"), False
+        except UnicodeDecodeError:
+            text, bad = data.decode("utf-8", errors="replace"), True
+        *lines, rest = (self._pending + text).split("\n")
+        for line in lines:
+            self._line(line, bad or self._pending_bad)
+        self._pending = rest
+        self._pending_bad = bad if lines else bad or self._pending_bad
+
+    def _line(self, text: str, bad: bool) -> None:
+        if not bad:
+            super().feed(text.encode("utf-8"))
+        elif text.strip():
+            self.malformed_lines += 1
+            self._out.item(TranscriptItem(kind=TranscriptKind.STDOUT, text=text.strip()))
+
+    def failure(self, outcome: ProcessOutcome, timeout: float) -> RunFailure | None:
+        if self._pending:
+            self._line(self._pending, self._pending_bad)
+            self._pending = ""
+        return super().failure(outcome, timeout)
+
+
+class _ForgetsCorruptLines(ClaudeStreamParser):
+    def feed(self, raw: bytes) -> None:
+        super().feed(raw)
+        self.malformed_lines = 0  # so a run with a cut line still offers its checkpoint
+
+
+class CrashesOnUnknownType(DriftBase):
+    parser = _CrashesOnUnknownType
+
+
+class TypeMustComeFirst(DriftBase):
+    parser = _TypeMustComeFirst
+
+
+class UnknownLineIsCorrupt(DriftBase):
+    parser = _UnknownLineIsCorrupt
+
+
+class DecodesEachRead(DriftBase):
+    parser = _DecodesEachRead
+
+
+class CheckpointAfterCutLine(DriftBase):
+    parser = _ForgetsCorruptLines
+
+
+# ------------------------------------------------------------------------------------
 # The catalogue
 # ------------------------------------------------------------------------------------
 
@@ -1810,6 +1965,43 @@ MUTANTS: tuple[Mutant, ...] = (
         UsageExclusiveOfCache,
         _live(),
     ),
+    # --- DFT ---
+    Mutant(
+        "CrashesOnUnknownType",
+        "DFT-01",
+        "the Claude parser raises on a line type it does not know",
+        CrashesOnUnknownType,
+        drift_options(CrashesOnUnknownType),
+    ),
+    Mutant(
+        "TypeMustComeFirst",
+        "DFT-01",
+        "the Claude parser skips a line whose type is not its first key",
+        TypeMustComeFirst,
+        drift_options(TypeMustComeFirst),
+    ),
+    Mutant(
+        "UnknownLineIsCorrupt",
+        "DFT-01",
+        "the Claude parser counts a line of an unknown type as corrupt (shown, no checkpoint)",
+        UnknownLineIsCorrupt,
+        drift_options(UnknownLineIsCorrupt),
+    ),
+    Mutant(
+        "CheckpointAfterCutLine",
+        "DFT-02",
+        "the Claude parser forgets corrupt lines, so a run with a cut line offers a checkpoint",
+        CheckpointAfterCutLine,
+        drift_options(CheckpointAfterCutLine),
+    ),
+    Mutant(
+        "DecodesEachRead",
+        "DFT-03",
+        "the Claude driver decodes each read of stdout on its own before splitting on "
+        "newlines, so a character cut between two reads corrupts its line",
+        DecodesEachRead,
+        drift_options(DecodesEachRead, "tool_use.jsonl"),
+    ),
 )
 
 
@@ -1819,6 +2011,9 @@ MUTANTS: tuple[Mutant, ...] = (
 
 
 def _shown(value: object) -> str:
+    if isinstance(value, Drift):
+        names = ", ".join(repr(path.name) for path in value.recordings)
+        return f"Drift(recordings=[{names}], max_examples={value.max_examples})"
     if isinstance(value, ReferenceConfig | SessionState):
         fields = value.model_dump(exclude_defaults=True)
         inner = ", ".join(f"{k}={v!r}" for k, v in fields.items())
@@ -1856,7 +2051,8 @@ def mutant_table_markdown() -> str:
         "<!-- Generated by tests/selfproof/mutants.py:mutant_table_markdown(); "
         "test_kill_matrix.py checks it is current. -->",
         "",
-        "Each mutant is a small variation of the reference driver that breaks one rule. "
+        "Each mutant is a small variation of the reference driver (for the drift clauses, "
+        "of the Claude Code example driver) that breaks one rule. "
         "The kill matrix (`tests/selfproof/test_kill_matrix.py`) runs the whole suite "
         "against each one and requires the failing clauses to be exactly the mutant's "
         "clause, plus the listed extras where no narrower bug exists. Options are the "

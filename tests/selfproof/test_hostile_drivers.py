@@ -44,8 +44,10 @@ from hostile import (
     profile_checkpoint,
     respond,
 )
+from mutants import NO_CLI_SKIP, no_cli_drift
 
 from adaptertest import CLAUSES, ClauseStatus, ConformanceReport, Options, check_driver
+from adaptertest.dft import DRIFT_CLAUSES
 from driver import (
     Checkpoint,
     Descriptor,
@@ -719,12 +721,16 @@ def test_a_run_that_mutates_its_request_is_judged_on_what_was_sent(backend: str)
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_the_unbroken_baseline_passes_every_clause(backend: str) -> None:
+    drift = no_cli_drift(BaselineDriver)  # it runs no CLI: DFT is skipped, with the reason
     trial = attempt(
-        BaselineDriver, options(backend, concurrent_runs=2, live_structured_output=True)
+        BaselineDriver,
+        options(backend, concurrent_runs=2, live_structured_output=True, drift=drift),
     )
     report = well_formed(trial)
     assert report.ok, report.summary()
-    assert report.counts()[ClauseStatus.SKIPPED] == 0, report.summary()
+    skipped = {r.clause: r.messages[0] for r in report if r.status is ClauseStatus.SKIPPED}
+    assert set(skipped) == set(DRIFT_CLAUSES), report.summary()
+    assert all(NO_CLI_SKIP in reason for reason in skipped.values()), skipped
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

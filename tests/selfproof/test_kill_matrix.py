@@ -18,15 +18,19 @@ from mutants import (
     BASELINE,
     FULL_OPTIONS,
     MUTANTS,
+    NO_CLI_SKIP,
+    DriftBase,
     Mutant,
     NoResumeReference,
     ObservingReference,
     Rewriting,
     clause_mutant_map,
+    drift_options,
     mutant_table_markdown,
 )
 
 from adaptertest import CLAUSES, ClauseStatus, ConformanceReport, check_driver
+from adaptertest.dft import DRIFT_CLAUSES
 from adaptertest.options import Backend, Options
 from referencedriver import ReferenceDriver
 
@@ -79,13 +83,20 @@ def test_extra_failures_are_explained() -> None:
 
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
 def test_reference_passes_every_clause_with_every_option(backend: Backend) -> None:
+    """Every clause passes, but the drift clauses: the reference runs no CLI, so it skips
+    them with the reason that says so."""
     options = dataclasses.replace(FULL_OPTIONS, backend=backend)
     report = check_driver(ReferenceDriver, options)
     not_passed = {r.clause: r.status.value for r in report if r.status is not ClauseStatus.PASSED}
+    drift = {r.clause: r.messages for r in report if r.clause in DRIFT_CLAUSES}
+    for clause, messages in drift.items():
+        assert not_passed.pop(clause) == "skipped"
+        assert NO_CLI_SKIP in messages[0], messages
     assert not not_passed, "\n".join(
         r.describe() for r in report if r.status is not ClauseStatus.PASSED
     )
     assert len(report.results) == len(CLAUSES)
+    assert set(drift) == set(DRIFT_CLAUSES)
 
 
 # Options that tune a run rather than switch a check on. live_expect_failure turns the
@@ -116,6 +127,15 @@ def test_legal_variants_fail_nothing(variant: Callable[[], object]) -> None:
     """The bases the mutants build on are clean, so each kill is the mutation's doing."""
     report = check_driver(variant, FULL_OPTIONS)
     assert not _failed(report), _explain(report, frozenset())
+
+
+def test_drift_base_passes_every_clause() -> None:
+    """The Claude example driver the drift mutants build on passes the whole suite with
+    the drift probe on, on every recording the mutants use."""
+    options = drift_options(DriftBase, "success.jsonl", "tool_use.jsonl")
+    report = check_driver(DriftBase, options)
+    assert not _failed(report), _explain(report, frozenset())
+    assert {r.clause for r in report if r.status is ClauseStatus.PASSED} >= set(DRIFT_CLAUSES)
 
 
 def test_mutant_table_is_current(capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 
-import pytest
-
 import adaptertest
+from adaptertest import Drift
 from adaptertest import clikit as testing
 from mycli_driver import MycliConfig, adaptertest_options, new_mycli_driver
 
@@ -32,14 +31,29 @@ OPTIONS = dataclasses.replace(
 TestMycliDriver = adaptertest.test_driver(lambda: new_mycli_driver(SUCCESS), OPTIONS)
 
 
-@pytest.mark.parametrize(
-    ("recording", "exit_code"),
-    [
-        ("error.jsonl", 1),
-        ("success.jsonl", 3),  # a clean result line does not excuse a bad exit code
-    ],
+# Failed runs: each fails only LIV-01 (its stream, events and transcript still judged);
+# one a host must expect also passes every clause with Options(live_expect_failure=...).
+FAILED_RUNS = [
+    testing.FailedRecording("error.jsonl", expected="a replayed run the CLI reports failed"),
+    # A clean result line does not excuse a bad exit code.
+    testing.FailedRecording("success.jsonl", exit_code=3),
+]
+TestMycliFailedRuns = testing.failed_run_tests(
+    new_mycli_driver,
+    MycliConfig,
+    RECORDINGS,
+    FAILED_RUNS,
+    model=SUCCESS.model,
+    resume_id="mycli-session-1",
 )
-def test_failed_run_fails_only_liv01(recording: str, exit_code: int) -> None:
-    config = replay_config(recording, exit_code)
-    options = dataclasses.replace(OPTIONS, config=config, concurrent_runs=0)
-    testing.check_failed_run_fails_only_liv01(lambda: new_mycli_driver(config), options)
+
+# Format drift (DFT-01..03): the recordings replayed as the CLI's next release might
+# print them (unknown lines and fields, shuffled keys, CRLF), corrupted, and cut into
+# arbitrary chunks, each run by a driver built around the replay's command.
+DRIFT = Drift(
+    recordings=[RECORDINGS / "success.jsonl", RECORDINGS / "tool_use.jsonl"],
+    driver=lambda command: new_mycli_driver(MycliConfig(command=command)),
+)
+TestMycliDriverUnderDrift = adaptertest.test_driver(
+    lambda: new_mycli_driver(SUCCESS), adaptertest.Options(config=SUCCESS, drift=DRIFT)
+)

@@ -9,14 +9,17 @@ driver reaches level ``full``.
 The same options serve the command line, from this folder::
 
     PYTHONPATH=.. python -m adaptertest check test_claude_conformance:new_driver --live
+    PYTHONPATH=.. python -m adaptertest check test_claude_conformance:new_driver --drift
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 import adaptertest
-from adaptertest import Level
+from adaptertest import Drift, Level
 from adaptertest import clikit as testing
 from adaptertest.options import Backend
 from claude_driver import ClaudeConfig, ClaudeDriver
@@ -34,18 +37,34 @@ def new_driver() -> ClaudeDriver:
     return ClaudeDriver(LIVE)
 
 
-def adaptertest_options(backend: Backend = "asyncio") -> adaptertest.Options:
-    """Every live clause on, the structured probe and CON-01 included."""
-    return testing.full_options(LIVE, resume_id=RESUME_ID, backend=backend)
+# Format drift (DFT-01..03): the recordings replayed with additive drift, corrupted and
+# cut into arbitrary chunks, each run by a driver built around the replay's command.
+DRIFT = Drift(
+    recordings=[RECORDINGS / "success.jsonl", RECORDINGS / "tool_use.jsonl"],
+    driver=lambda command: ClaudeDriver(ClaudeConfig(command=command)),
+)
 
 
-TestClaudeDriver = adaptertest.test_driver(new_driver, adaptertest_options())
-TestClaudeDriverOnTrio = adaptertest.test_driver(new_driver, adaptertest_options("trio"))
+def adaptertest_options(backend: Backend = "asyncio", *, drift: bool = True) -> adaptertest.Options:
+    """Every live clause on, the structured probe and CON-01 included, and the drift
+    probe (which ``adaptertest check`` runs only with ``--drift``)."""
+    options = testing.full_options(LIVE, resume_id=RESUME_ID, backend=backend)
+    return dataclasses.replace(options, drift=DRIFT if drift else None)
+
+
+TestClaudeDriver = adaptertest.test_driver(new_driver, adaptertest_options(drift=False))
+TestClaudeDriverOnTrio = adaptertest.test_driver(
+    new_driver, adaptertest_options("trio", drift=False)
+)
+TestClaudeDriverUnderDrift = adaptertest.test_driver(
+    new_driver, adaptertest.Options(config=LIVE, drift=DRIFT)
+)
 
 
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
 def test_the_driver_reaches_level_full(backend: Backend) -> None:
-    testing.check_conformance_level(new_driver, adaptertest_options(backend), Level.FULL)
+    options = adaptertest_options(backend, drift=False)
+    testing.check_conformance_level(new_driver, options, Level.FULL)
 
 
 FAILED_RUNS = [
