@@ -203,6 +203,8 @@ from driver.session import (
     SESSION_PARAM_PROFILE_FINGERPRINT,
     SESSION_PARAM_WORKSPACE_ID,
     SessionParams,
+    params_from_state,
+    state_from_params,
 )
 from driver.skill import (
     SKILL_METADATA_DISPLAY_NAME,
@@ -397,4 +399,6 @@ __all__ = [
     "is_human_decision",
     "is_rejected",
     "is_timed_out",
+    "params_from_state",
+    "state_from_params",
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from driver import SessionParams, SessionState
+from driver import SessionParams, SessionState, params_from_state, state_from_params
 
 __all__ = ["ResumeCodec"]
 
@@ -28,23 +28,11 @@ class ResumeCodec:
 
     def to_params(self, state: SessionState | None) -> SessionParams:
         """Expose ``state`` to the host; no state gives the zero params (SES-02, SES-03)."""
-        if state is None:
-            return SessionParams()
-        return SessionParams(
-            resume_id=state.resume_id,
-            display_id=state.display_id or state.resume_id,
-            values=dict(state.data),
-        )
+        return params_from_state(state)
 
     def from_params(self, params: SessionParams) -> SessionState | None:
         """Rebuild the state; empty params mean "nothing to resume" (SES-02, SES-04)."""
-        if not (params.resume_id or params.display_id or params.values):
-            return None
-        return SessionState(
-            resume_id=params.resume_id,
-            display_id=params.display_id or params.resume_id,
-            data=dict(params.values),
-        )
+        return state_from_params(params)
 
     def guard_fingerprint(self, params: SessionParams) -> str:
         """Hash the handle and every value, so any guard change moves it (SES-05/06).

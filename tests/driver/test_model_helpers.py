@@ -219,3 +219,21 @@ def test_failure_helpers_accept_codes_read_from_json() -> None:
     failure = RunFailure.model_validate_json('{"code": "decision_timeout"}')
     assert is_timed_out(failure)
     assert not is_rejected(failure)
+
+
+def test_session_mapping_laws() -> None:
+    """params_from_state / state_from_params: the codec laws SES-02..04 hold by themselves."""
+    from driver import SessionParams, SessionState, params_from_state, state_from_params
+
+    assert params_from_state(None) == SessionParams()
+    assert state_from_params(SessionParams()) is None
+    state = SessionState(resume_id="r-1", data={"cwd": "/w", "a": "1"})
+    params = params_from_state(state)
+    assert params == SessionParams(resume_id="r-1", display_id="r-1", values=state.data)
+    params.values["cwd"] = "/elsewhere"  # the params own their values
+    assert state.data["cwd"] == "/w"
+    restored = state_from_params(params_from_state(state))
+    assert restored is not None
+    assert params_from_state(restored) == params_from_state(state)
+    only_display = SessionParams(display_id="label")
+    assert state_from_params(only_display) == SessionState(display_id="label")
