@@ -65,11 +65,12 @@ def int_field(obj: dict[str, Any], key: str) -> int:
 
 
 def read_usage(raw: dict[str, Any], *, cached_key: str) -> Usage:
-    """Token counts; formats agree on input and output but name cached input differently."""
-    return Usage(
+    """Token counts of a format whose ``input_tokens`` already include the cached ones
+    (named ``cached_key``), kept within the definition as :func:`make_usage` keeps them."""
+    return make_usage(
         input_tokens=int_field(raw, "input_tokens"),
-        output_tokens=int_field(raw, "output_tokens"),
         cached_input_tokens=int_field(raw, cached_key),
+        output_tokens=int_field(raw, "output_tokens"),
     )
 
 

@@ -64,6 +64,7 @@ from driver.clikit import (
     judge_structured,
     make_usage,
     native_schema,
+    read_usage,
     run_cli,
     run_turn,
     schema_file,
@@ -884,3 +885,14 @@ async def test_undeclared_native_output_is_refused_before_launch() -> None:
     response = await ScriptToyDriver().run(native_request(OK_SCHEMA, "prompt_validate"), sink)
     assert response.failure is None
     assert response.structured_output is None
+
+
+def test_read_usage_keeps_the_usage_definition() -> None:
+    """read_usage goes through make_usage: a CLI's inconsistent counts cannot break USG-01."""
+    assert read_usage(
+        {"input_tokens": 10, "cached_input_tokens": 4, "output_tokens": 3},
+        cached_key="cached_input_tokens",
+    ) == Usage(input_tokens=10, cached_input_tokens=4, output_tokens=3)
+    assert read_usage(
+        {"input_tokens": 5, "cached": 9, "output_tokens": -2}, cached_key="cached"
+    ) == Usage(input_tokens=5, cached_input_tokens=5, output_tokens=0)
