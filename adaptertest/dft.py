@@ -61,7 +61,7 @@ from adaptertest._drift import (
 )
 from adaptertest._probe import ProbeContext
 from adaptertest._property import falsified_by_clause, falsified_for, property_settings
-from adaptertest._violation import Violation
+from adaptertest._violation import Violation, render
 from adaptertest.evt import (
     verify_observation_sequence,
     verify_stream_capability,
@@ -383,7 +383,7 @@ class _Prober:
         if outcome.timed_out:
             return _Observed(describe_hang("run()", outcome, timeout), elapsed=outcome.elapsed)
         if outcome.error is not None:
-            return _Observed(f"run() raised {error_type(outcome.error)}")
+            return _Observed(self.raised(outcome.error))
         result: LiveRun = outcome.value
         result.capture(sink)
         return self._judge(result, source, passed_on)
@@ -393,11 +393,7 @@ class _Prober:
         if result.timed_out:
             seen.problem = f"run() did not return within {self.timeout:g} s"
         elif result.response is None and result.error is not None:
-            error = result.error
-            while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
-                error = error.exceptions[0]  # the driver's own error, out of its task group
-            detail = f": {str(error)[:200]}" if self.show else ""
-            seen.problem = f"run() raised {error_type(error)}{detail}"
+            seen.problem = self.raised(result.error)
         elif result.wrong_type:
             seen.problem = (
                 f"run() returned {type(result.value).__qualname__}, expected driver.Response"
@@ -423,6 +419,11 @@ class _Prober:
         except ValueError as exc:  # pydantic's serialization errors are ValueErrors
             seen.problem = f"its response cannot be compared: {describe_error('dumping it', exc)}"
         return seen
+
+    def raised(self, error: BaseException) -> str:
+        """``run()`` raised: where the driver raised, always; its message, which may quote
+        the replayed provider output, only with ``show_live_details``."""
+        return render(describe_error("run()", error), show=self.show)
 
     def broken(self, seen: _Observed, kept: set[str]) -> str:
         """The clauses ``seen`` breaks that the baseline keeps, in words."""

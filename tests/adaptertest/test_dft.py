@@ -499,3 +499,27 @@ def test_a_driver_that_differs_run_to_run_fails_dft03_and_skips_dft01() -> None:
         in (report.results[2].messages[0])
     )
     assert "gives a different result on every run (see DFT-03)" in report.results[0].messages[0]
+
+
+class RaisesAfterRunning(ClaudeDriver):
+    """Runs the CLI, then raises with text that could quote the provider."""
+
+    async def run(self, request: Any, sink: Any) -> Response:
+        await super().run(request, sink)
+        raise FileNotFoundError("provider canary 7f3e")
+
+
+@pytest.mark.parametrize("show", [False, True])
+def test_a_raising_run_names_where_it_raised_and_withholds_its_message(show: bool) -> None:
+    report = drift_report(
+        lambda command: RaisesAfterRunning(ClaudeConfig(command=command)),
+        show_live_details=show,
+    )
+    message = report.results[0].messages[0]
+    assert message.startswith("DFT-01: success.jsonl:"), message
+    assert "run() raised builtins.FileNotFoundError at " in message
+    assert "test_dft.py:" in message
+    assert " in run" in message
+    assert ("provider canary 7f3e" in message) is show
+    if not show:
+        assert "<withheld: 20 chars, sha256:" in message
