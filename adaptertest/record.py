@@ -46,6 +46,7 @@ from typing import BinaryIO
 
 from adaptertest.recording import DEFAULT_MARKER, STDERR, STDOUT, Chunk, Recording
 from adaptertest.replay import exit_status, finish
+from driver.secret_names import is_secret_name
 
 PROG = "adaptertest record"
 MIN_SECRET = 4
@@ -55,22 +56,7 @@ DRAIN_SECONDS = 1.0
 """How long to keep reading after the command exits while a process it started still
 holds its stdout or stderr open."""
 
-_SECRET_NAME = re.compile(
-    r"(?:^|_)(?:[A-Z0-9]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|COOKIE)S?"
-    r"|PAT|PASS|AUTH(?!OR(?!IZ))[A-Z0-9]*)(?:_|$)",
-    re.IGNORECASE,
-)
 _FILE_NAME_CHAR = rb"[A-Za-z0-9._-]"
-
-
-def is_secret_name(name: str) -> bool:
-    """Whether an environment variable's name says its value is a secret.
-
-    ``OPENAI_API_KEY``, ``GH_TOKEN``, ``PGPASSWORD``, ``GITHUB_PAT`` and ``AUTH_HEADER``
-    are; ``TOKENIZERS_PARALLELISM``, ``PATH``, ``PWD``, ``KEYBOARD`` and
-    ``GIT_AUTHOR_NAME`` are not.
-    """
-    return _SECRET_NAME.search(name) is not None
 
 
 # -- redaction -----------------------------------------------------------------------------

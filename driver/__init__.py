@@ -198,6 +198,7 @@ from driver.runtime import (
     WorkspaceMode,
     WorkspaceStrategyType,
 )
+from driver.secret_names import is_secret_name
 from driver.session import (
     SESSION_PARAM_CWD,
     SESSION_PARAM_PROFILE_FINGERPRINT,
@@ -398,6 +399,7 @@ __all__ = [
     "implements",
     "is_human_decision",
     "is_rejected",
+    "is_secret_name",
     "is_timed_out",
     "params_from_state",
     "state_from_params",
