@@ -215,6 +215,16 @@ def build_parser() -> argparse.ArgumentParser:
             "0 written, 2 a report cannot be read.",
         )
     )
+    matrix_command.add_sweep_arguments(
+        commands.add_parser(
+            "sweep",
+            help="run a driver's real-CLI tier against the last K releases of its CLI",
+            description="Install each of the last K releases of a locked CLI (its own cached "
+            "prefix), run the tier command against it, keep each report and write the matrix "
+            "into --out. An interrupted sweep resumes where it stopped. Exit status: 0 every "
+            "release swept with a report, 1 a tier failed or wrote none, 2 bad input.",
+        )
+    )
     return parser
 
 
@@ -243,6 +253,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from adaptertest.matrix import _command as matrix_command
 
             return matrix_command.run(ns)
+        if ns.command == "sweep":
+            from adaptertest.matrix import _command as matrix_command
+
+            return matrix_command.run_sweep(ns)
         return _check(ns, args[1:])
     except UsageError as exc:
         print(f"{PROG} {ns.command}: error: {exc}", file=sys.stderr)
