@@ -242,6 +242,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["replay"]:
         return replay.main(args[1:])
+    if args[:1] == ["sweep"]:
+        from adaptertest.matrix import _command as matrix_command
+
+        sweep_parser = argparse.ArgumentParser(prog=f"{PROG} sweep")
+        matrix_command.add_sweep_arguments(sweep_parser)
+        return matrix_command.sweep_main(args[1:], sweep_parser)
     if args[:1] == ["record"]:
         return record.main(args[1:])
     if args[:1] == ["install-clis"]:
@@ -264,10 +270,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             from adaptertest.matrix import _command as matrix_command
 
             return matrix_command.run(ns)
-        if ns.command == "sweep":
-            from adaptertest.matrix import _command as matrix_command
-
-            return matrix_command.run_sweep(ns)
         return _check(ns, args[1:])
     except UsageError as exc:
         print(f"{PROG} {ns.command}: error: {exc}", file=sys.stderr)

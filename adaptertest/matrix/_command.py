@@ -98,13 +98,24 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--root", type=Path, metavar="DIR", help="the CLI cache folder")
     parser.add_argument("--lock", type=Path, metavar="FILE", help="the lock file")
-    parser.add_argument(
-        "tier",
-        nargs=argparse.REMAINDER,
-        metavar="-- COMMAND",
-        help="the tier command, e.g. -- python -m pytest examples/claude_driver/tests/"
-        "test_claude_realcli.py (gets --adaptertest-report=FILE unless it names {report})",
+    parser.epilog = (
+        "The tier command follows --, e.g. -- python -m pytest "
+        "examples/claude_driver/tests/test_claude_realcli.py; it gets "
+        "--adaptertest-report=FILE appended unless an argument names {report}."
     )
+    parser.usage = "adaptertest sweep NAME --out DIR [options] -- COMMAND..."
+
+
+def sweep_main(argv: Sequence[str], parser: argparse.ArgumentParser) -> int:
+    """``adaptertest sweep``: the options before ``--`` and the tier command after it."""
+    args = list(argv)
+    split = args.index("--") if "--" in args else len(args)
+    try:
+        ns = parser.parse_args(args[:split])
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 2
+    ns.tier = args[split + 1 :]
+    return run_sweep(ns)
 
 
 def run_sweep(ns: argparse.Namespace) -> int:
