@@ -87,7 +87,8 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--supported",
         metavar="RANGE",
-        help="the driver's declared range, such as '>=2.1.323': releases outside are marked",
+        help="the driver's declared range (such as '>=2.1.323', or MODULE:CLASS of a "
+        "CLIDriver with supported_cli_versions): releases outside it are marked",
     )
     parser.add_argument(
         "--keep",

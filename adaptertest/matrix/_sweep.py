@@ -89,6 +89,25 @@ def _run(command: Sequence[str], env: Mapping[str, str]) -> int:
     return subprocess.run(list(command), env=dict(env), check=False).returncode
 
 
+def declared_range(text: str) -> str:
+    """``text`` when it is a range; for ``MODULE:CLASS``, that driver class's
+    ``supported_cli_versions``."""
+    if any(op in text for op in "<>=!") or ":" not in text:
+        return text
+    from adaptertest._imports import import_attr
+
+    module, _, attr = text.partition(":")
+    try:
+        found = import_attr(module, attr)
+    except Exception as exc:  # noqa: BLE001 - any import failure is a bad argument here
+        reason = f"{type(exc).__name__}: {exc}"
+        raise SweepError(f"--supported {text}: cannot import it: {reason}") from None
+    declared = getattr(found, "supported_cli_versions", None)
+    if not isinstance(declared, str) or not declared.strip():
+        raise SweepError(f"--supported {text}: it declares no supported_cli_versions range")
+    return declared
+
+
 def command_for(command: Sequence[str], report: Path) -> list[str]:
     """The tier command with the report path in place of ``{report}``, or, when no
     argument names it, with ``--adaptertest-report=PATH`` appended (a pytest command)."""
@@ -159,6 +178,7 @@ def sweep(
         raise SweepError(f"{name!r} is not in the lock file (it has {', '.join(sorted(specs))})")
     spec = specs[name]
     if supported is not None:
+        supported = declared_range(supported)
         in_range("0", supported)  # a bad range fails here, before anything is installed
     chosen = list(versions) if versions else last_stable(lister(spec.package), last)
     out.mkdir(parents=True, exist_ok=True)

@@ -195,3 +195,14 @@ def test_the_command_refuses_bad_input(
     code = main(["sweep", name, "--out", str(tmp_path), "--lock", str(lock), *argv])
     assert code == 2
     assert error in capsys.readouterr().err
+
+
+def test_the_supported_range_can_come_from_the_driver_class() -> None:
+    from adaptertest.matrix._sweep import declared_range
+
+    assert declared_range("claude_driver:ClaudeDriver").startswith(">=")
+    assert declared_range(">=1.2") == ">=1.2"
+    with pytest.raises(SweepError, match="declares no supported_cli_versions"):
+        declared_range("referencedriver:ReferenceDriver")
+    with pytest.raises(SweepError, match="cannot import it"):
+        declared_range("no_such_module_here:Driver")
