@@ -84,6 +84,7 @@ __all__ = [
     "outcome_summary",
     "probe_live_run",
     "probe_live_structured_output",
+    "run_on_loop",
     "run_once",
     "stream_plan",
     "verify_live_checkpoint",
@@ -572,14 +573,22 @@ def _has_checkpoint_state(response: Response) -> bool:
     return checkpoint is not None and checkpoint.valid and checkpoint.state is not None
 
 
-def _execute(
-    ctx: ProbeContext, verdicts: LiveVerdicts, request: Request, pristine: Request
+def run_on_loop(
+    ctx: ProbeContext,
+    request: Request,
+    clause: str,
+    label: str,
+    *,
+    fail: Callable[[str, str], NoReturn] | None = None,
 ) -> LiveRun:
-    """Run the driver once on its loop and wait for what it left running; a hang or a
-    wrong return type ends the probe."""
+    """Run the driver once on its loop under the live deadline, wait for what it left
+    running, and capture its sink. A missing ``run``, a hang of the whole call or a
+    suite error ends the probe as a ``clause`` violation (through ``fail``, default
+    ``ctx.fatal``); ``label`` names the call in those messages."""
+    stop = fail or ctx.fatal
     run = ctx.method("run")
     if run is None:
-        verdicts.stop("LIV-01", f"{type(ctx.driver).__qualname__} has no callable run() method")
+        stop(clause, f"{type(ctx.driver).__qualname__} has no callable run() method")
     timeout = ctx.options.live_run_timeout
     sink = RecordingSink()
 
@@ -592,10 +601,20 @@ def _execute(
 
     outcome = ctx.runner.run_async(live, timeout=timeout + LOOP_SLACK)
     if outcome.timed_out:
-        verdicts.stop("LIV-01", describe_hang("run()", outcome, timeout))
+        stop(clause, describe_hang(label, outcome, timeout))
     if outcome.error is not None:
-        verdicts.stop("LIV-01", f"the live run raised {error_type(outcome.error)} in the suite")
+        stop(clause, f"{label} raised {error_type(outcome.error)} in the suite")
     result: LiveRun = outcome.value
+    return result
+
+
+def _execute(
+    ctx: ProbeContext, verdicts: LiveVerdicts, request: Request, pristine: Request
+) -> LiveRun:
+    """Run the driver once on its loop and wait for what it left running; a hang or a
+    wrong return type ends the probe."""
+    timeout = ctx.options.live_run_timeout
+    result = run_on_loop(ctx, request, "LIV-01", "run()", fail=verdicts.stop)
     verdicts.run = result
     _notes(ctx, result, request, pristine)
     if result.timed_out:

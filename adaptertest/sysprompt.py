@@ -29,19 +29,11 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
-from adaptertest._calls import Leftovers, describe_error, describe_hang
+from adaptertest._calls import describe_error, describe_hang
 from adaptertest._probe import ProbeContext
-from adaptertest.liv import (
-    LOOP_SLACK,
-    LiveRun,
-    error_type,
-    live_request,
-    outcome_summary,
-    run_once,
-)
+from adaptertest.liv import LiveRun, error_type, live_request, outcome_summary, run_on_loop
 from adaptertest.obs import verify_observation_support
 from adaptertest.options import ModelRequest, Options
-from adaptertest.sink import RecordingSink
 from driver.errors import SystemPromptUnsupportedError, SystemPromptUnsupportedReason, error_matches
 from driver.run import ObservationDemand, Request
 from driver.transcript import TranscriptKind
@@ -223,32 +215,6 @@ def _snapshot(ctx: ProbeContext, label: str) -> list[ModelRequest] | str:
         )
 
 
-def _run(ctx: ProbeContext, request: Request) -> LiveRun:
-    """Run the driver once on its loop; a hang of the whole call ends the probe."""
-    run = ctx.method("run")
-    if run is None:
-        ctx.fatal("SYS-01", f"{type(ctx.driver).__qualname__} has no callable run() method")
-    timeout = ctx.options.live_run_timeout
-    sink = RecordingSink()
-
-    async def once() -> LiveRun:
-        leftovers = Leftovers()
-        result = await run_once(run, request, sink, timeout)
-        await leftovers.settle()
-        result.capture(sink)
-        return result
-
-    outcome = ctx.runner.run_async(once, timeout=timeout + LOOP_SLACK)
-    if outcome.timed_out:
-        ctx.fatal("SYS-01", describe_hang("run() with an append", outcome, timeout))
-    if outcome.error is not None:
-        ctx.fatal(
-            "SYS-01", f"the run with an append raised {error_type(outcome.error)} in the suite"
-        )
-    result: LiveRun = outcome.value
-    return result
-
-
 def probe_system_prompt(ctx: ProbeContext) -> None:
     """Run the live request with a canary append and judge SYS-01, SYS-02 and OBS-01."""
     options = ctx.options
@@ -275,7 +241,7 @@ def probe_system_prompt(ctx: ProbeContext) -> None:
         else:
             before = got
     request = system_prompt_request(options, text)
-    result = _run(ctx, request)
+    result = run_on_loop(ctx, request, "SYS-01", "run() with an append")
     if result.error is not None:
         ctx.trace(result.error, clauses=("SYS-01",))
     if declared:
