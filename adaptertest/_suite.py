@@ -48,6 +48,7 @@ PROBE_FUNCTIONS: dict[str, tuple[str, str]] = {
     "concurrent_runs": ("adaptertest.con", "probe_concurrent_runs"),
     "drift": ("adaptertest.dft", "probe_drift"),
     "fresh_process": ("adaptertest._fresh", "probe_fresh_process"),
+    "system_prompt": ("adaptertest.sysprompt", "probe_system_prompt"),
 }
 """Probe name -> (family module, function): where the code that judges it lives.
 
