@@ -634,7 +634,9 @@ def conformance_options(
     """Suite options for a CLI driver whose ``config`` replays a successful run (and, with
     ``live_structured_output``, a structured one when the driver asks for it).
 
-    The seed session carries ``resume_id`` and the guard values the drivers store.
+    The seed session carries ``resume_id`` and the guard values the drivers store. A
+    replay carries no provider secret, so failures show the CLI's and the driver's own
+    words (``show_live_details``); secrets are masked all the same.
     """
     return Options(
         config=config,
@@ -657,6 +659,7 @@ def conformance_options(
         concurrent_runs=concurrent_runs,
         backend=backend,
         live_structured_output=live_structured_output,
+        show_live_details=True,
     )
 
 
@@ -708,7 +711,8 @@ _NEEDS_SUCCESS = frozenset({"LIV-02", "LIV-03", "RSP-04", "SES-09"})
 def _failed_run_report(
     factory: Callable[[], object], options: Options
 ) -> tuple[dict[str, ClauseStatus], list[str]]:
-    report = adaptertest.check_driver(factory, options, only=LIVE_RUN_CLAUSES)
+    shown = dataclasses.replace(options, show_live_details=True)  # a replay holds no secret
+    report = adaptertest.check_driver(factory, shown, only=LIVE_RUN_CLAUSES)
     status = {r.clause: r.status for r in report.results}
     return status, [m for r in report.results for m in r.messages]
 
