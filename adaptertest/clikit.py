@@ -17,13 +17,21 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import Any, Generic, Literal, NoReturn, Protocol, TypeVar
 
 import pytest
 from pydantic import ValidationError
 
 import adaptertest
-from adaptertest import CLAUSES, ClauseStatus, Level, Options, RecordingSink, recording
+from adaptertest import (
+    CLAUSES,
+    ClauseStatus,
+    ConformanceReport,
+    Level,
+    Options,
+    RecordingSink,
+    recording,
+)
 from adaptertest.options import Backend
 from adaptertest.so import (
     STRUCTURED_SCHEMA,
@@ -708,34 +716,60 @@ _NEEDS_SUCCESS = frozenset({"LIV-02", "LIV-03", "RSP-04", "SES-09"})
 """Live-run clauses only a successful run can satisfy: skipped on a failed run."""
 
 
-def _failed_run_report(
-    factory: Callable[[], object], options: Options
-) -> tuple[dict[str, ClauseStatus], list[str]]:
+def _failed_run_report(factory: Callable[[], object], options: Options) -> ConformanceReport:
     shown = dataclasses.replace(options, show_live_details=True)  # a replay holds no secret
-    report = adaptertest.check_driver(factory, shown, only=LIVE_RUN_CLAUSES)
-    status = {r.clause: r.status for r in report.results}
-    return status, [m for r in report.results for m in r.messages]
+    return adaptertest.check_driver(factory, shown, only=LIVE_RUN_CLAUSES)
 
 
-def _check_judged_failure(status: dict[str, ClauseStatus], messages: list[str]) -> None:
+def _fail_with(report: ConformanceReport, clauses: Sequence[str], why: str) -> NoReturn:
+    """Fail the test with each named clause's whole message first, then ``why``."""
+    texts = [report.result(clause).describe() for clause in clauses]
+    pytest.fail("\n\n".join([*texts, why]), pytrace=False)
+
+
+def _check_only(report: ConformanceReport, allowed: set[str], why: str) -> None:
+    """No clause outside ``allowed`` fails; the first that does is shown whole."""
+    unexpected = [r.clause for r in report.results if r.status.is_failure]
+    unexpected = [clause for clause in unexpected if clause not in allowed]
+    if unexpected:
+        _fail_with(report, unexpected, f"{why}; also failed: {', '.join(unexpected)}")
+
+
+def _check_judged_failure(report: ConformanceReport) -> None:
     """Everything but LIV-01 and the success-only clauses was judged and passed."""
-    for clause in _NEEDS_SUCCESS:
-        assert status[clause] is ClauseStatus.SKIPPED, (clause, messages)
-        reason = next(m for m in messages if m.startswith(f"{clause} skipped"))
-        assert "the live run failed (" in reason, reason
+    for clause in sorted(_NEEDS_SUCCESS):
+        result = report.result(clause)
+        if result.status is not ClauseStatus.SKIPPED or not any(
+            "the live run failed (" in m for m in result.messages
+        ):
+            _fail_with(
+                report,
+                [clause],
+                f"{clause} needs a successful run: it must be skipped, naming the failure "
+                f"(it was {result.status.value})",
+            )
     judged = set(LIVE_RUN_CLAUSES) - _NEEDS_SUCCESS - {"LIV-01"}
-    not_passed = {c: status[c].value for c in judged if status[c] is not ClauseStatus.PASSED}
-    assert not not_passed, (not_passed, messages)
+    not_passed = [
+        r.clause
+        for r in report.results
+        if r.clause in judged and r.status is not ClauseStatus.PASSED
+    ]
+    if not_passed:
+        _fail_with(
+            report, not_passed, f"a failed run still judges these and they must pass: {not_passed}"
+        )
 
 
 def check_failed_run_fails_only_liv01(factory: Callable[[], object], options: Options) -> None:
     """A failed run fails LIV-01 and nothing else: its stream, run events, transcript and
     response are still judged and legal, FLR-01 finds that it failed cleanly, and only
-    the clauses that need a success are skipped, each naming the failure."""
-    status, messages = _failed_run_report(factory, options)
-    failed = {clause for clause, s in status.items() if s is ClauseStatus.FAILED}
-    assert failed == {"LIV-01"}, messages
-    _check_judged_failure(status, messages)
+    the clauses that need a success are skipped, each naming the failure. A clause that
+    breaks this is shown first, its message whole."""
+    report = _failed_run_report(factory, options)
+    _check_only(report, {"LIV-01"}, "a failed run must fail LIV-01 alone")
+    if not report.result("LIV-01").status.is_failure:
+        _fail_with(report, ["LIV-01"], "the run was meant to fail, and LIV-01 with it")
+    _check_judged_failure(report)
 
 
 def check_expected_failure_is_clean(
@@ -744,12 +778,13 @@ def check_expected_failure_is_clean(
     """With ``Options(live_expect_failure=reason)`` a failed run fails no clause: LIV-01
     is skipped, FLR-01 and every stream, event, transcript and response clause pass."""
     expecting = dataclasses.replace(options, live_expect_failure=reason)
-    status, messages = _failed_run_report(factory, expecting)
-    failed = {clause for clause, s in status.items() if s.is_failure}
-    assert not failed, messages
-    assert status["LIV-01"] is ClauseStatus.SKIPPED, messages
-    assert status["FLR-01"] is ClauseStatus.PASSED, messages
-    _check_judged_failure(status, messages)
+    report = _failed_run_report(factory, expecting)
+    _check_only(report, set(), "an expected failure must fail no clause")
+    if report.result("LIV-01").status is not ClauseStatus.SKIPPED:
+        _fail_with(report, ["LIV-01"], "an expected failure skips LIV-01")
+    if report.result("FLR-01").status is not ClauseStatus.PASSED:
+        _fail_with(report, ["FLR-01"], "FLR-01 must find the expected failure clean")
+    _check_judged_failure(report)
 
 
 @dataclass(frozen=True)
@@ -844,5 +879,6 @@ def failed_run_tests(
 def check_conformance_level(factory: Callable[[], object], options: Options, level: Level) -> None:
     """The whole suite reaches exactly ``level`` (every failing clause is shown if not)."""
     report = adaptertest.check_driver(factory, options)
-    failing = [r.describe() for r in report.results if r.status.is_failure]
-    assert report.level is level, (report.summary(), failing)
+    if report.level is not level:
+        failing = [r.clause for r in report.results if r.status.is_failure]
+        _fail_with(report, failing, f"expected level {level}, got: {report.summary()}")
