@@ -40,7 +40,7 @@ TEMPLATES = ("memory", "cli")
 
 _CLI_TEMPLATE = Path(__file__).with_name("cli-template")
 _CLI_TEMPLATE_PARTS = ("mycli_driver", "recordings", "tests")
-_TEXT_SUFFIXES = frozenset({".py", ".jsonl", ".txt", ".typed"})
+_TEXT_SUFFIXES = frozenset({".py", ".jsonl", ".json", ".txt", ".typed"})
 
 _NAME = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")
 # Names a project package must not shadow: the kit's packages and what it depends on.
@@ -56,6 +56,7 @@ _TAKEN = frozenset(
         "hypothesis",
         "jsonschema",
         "rich",
+        "syrupy",
         "trio",
         "tests",
         "test",
@@ -364,8 +365,11 @@ on each recording. The second runs the suite against the real `{kebab}` on your 
 
 Replace the recordings with runs of your CLI (`adaptertest record OUT -- COMMAND ARGS...`
 keeps a run's output and exit status, with secrets redacted), keeping one that answers
-the suite's live prompt, `Reply with exactly: OK`, and update the cases in
-`tests/test_{stem}_driver.py` to match.
+the suite's live prompt, `Reply with exactly: OK`. What the driver makes of each
+recording is a reviewed snapshot in `recordings/snapshots/`: after a new recording or a
+parser change, run `python -m pytest --snapshot-update` and review the diff of that
+folder; no test needs editing. A plain JSONL recording whose CLI exits non-zero gets its
+exit code in `recordings/replay.json`.
 {kit_note}"""
 
 _KIT_NOTE = """

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Literal, NoReturn, Protocol, TypeVar
 
+import anyio
 import pytest
 from pydantic import ValidationError
 
@@ -64,9 +65,11 @@ from driver.clikit._jsonl import JsonlParser
 from driver.clikit._process import LineFramer, ProcessOutcome
 
 __all__ = [
+    "BACKENDS",
     "BLOCK_STREAMING",
     "LIVE_RUN_CLAUSES",
     "REASONING",
+    "REPLAY_SETTINGS",
     "TERMINALS",
     "TEXT",
     "TOOL",
@@ -74,6 +77,7 @@ __all__ = [
     "DriverClass",
     "FailedRecording",
     "Replay",
+    "ReplaySettings",
     "check_config_fingerprint_follows_the_config",
     "check_config_validation",
     "check_conformance_level",
@@ -86,6 +90,7 @@ __all__ = [
     "check_failed_run_fails_only_liv01",
     "check_parser_on_recording",
     "check_parser_survives_odd_lines",
+    "check_recording",
     "check_request_config_wins",
     "check_streaming_off",
     "check_structured_answer",
@@ -97,10 +102,13 @@ __all__ = [
     "parse_output",
     "passed_argv",
     "recorded_output",
+    "recording_names",
+    "recording_snapshot",
     "recordings_dir",
     "replay_by_flag_command",
     "replay_command",
     "replay_config",
+    "replay_settings",
     "structural_violations",
     "structured_request",
 ]
@@ -112,6 +120,9 @@ TOOL = ("tool_call.start", "tool_call.result", "tool_call.end")
 
 BLOCK_STREAMING = StreamCapability(native=True, reasoning=True)
 """The stream capability of a driver that streams whole text and reasoning blocks."""
+
+BACKENDS: tuple[Backend, ...] = ("asyncio", "trio")
+"""The anyio backends a recording is replayed on."""
 
 LIVE_RUN_CLAUSES = [c.id for c in CLAUSES if "live_run" in c.probes]
 """Clauses the live run judges; the hermetic ones are covered by ``adaptertest.test_driver``."""
@@ -153,13 +164,14 @@ def replay_command(
     recordings: Path,
     recording: str,
     *,
-    exit_code: int = 0,
+    exit_code: int | None = 0,
     stderr: str | None = None,
     record_argv: Path | None = None,
     kill: str = "",
 ) -> tuple[str, ...]:
     """A command that replays a recording as if it were the CLI; the driver's own
-    arguments go after the final ``--`` and are ignored (or recorded).
+    arguments go after the final ``--`` and are ignored (or recorded). ``exit_code``
+    None keeps a recording's own exit status (0 for plain JSONL).
 
     ``kill`` (a signal name such as ``"SIGTERM"``) ends the stand-in with that
     signal once the recording is written, as a CLI killed before its terminal
@@ -194,9 +206,9 @@ def replay_by_flag_command(
 
 
 def _replay_options(
-    recordings: Path, exit_code: int, stderr: str | None, record_argv: Path | None
+    recordings: Path, exit_code: int | None, stderr: str | None, record_argv: Path | None
 ) -> list[str]:
-    options = ["--exit-code", str(exit_code)]
+    options = [] if exit_code is None else ["--exit-code", str(exit_code)]
     if stderr is not None:
         options += ["--stderr", str(recordings / stderr)]
     if record_argv is not None:
@@ -232,6 +244,58 @@ def _stand_in(
     return (sys.executable, "-c", _STAND_IN, json.dumps(spec), "--")
 
 
+REPLAY_SETTINGS = "replay.json"
+"""The optional file, in a recordings folder, of per-recording exit codes and signals."""
+_SETTINGS_KEYS = frozenset({"exit_code", "signal", "stderr"})
+
+
+def recording_names(recordings: Path) -> list[str]:
+    """Every recording in the folder (``*.jsonl``), sorted: what the tests parametrize
+    over, so a new recording is picked up without editing a test."""
+    if not recordings.is_dir():
+        raise FileNotFoundError(f"recordings folder not found: {recordings}")
+    return sorted(path.name for path in recordings.glob("*.jsonl"))
+
+
+@dataclass(frozen=True)
+class ReplaySettings:
+    """How the replay stand-in ends after playing one recording."""
+
+    exit_code: int | None = None
+    """The exit status; None: a recording's own (``adaptertest record``), else 0."""
+    signal: str = ""
+    """A signal name (``SIGTERM``): the stand-in kills itself with it, as a killed CLI."""
+    stderr: str | None = None
+    """A file in the recordings folder replayed as stderr."""
+
+
+def replay_settings(recordings: Path, recording: str) -> ReplaySettings:
+    """The exit code, signal and stderr of ``recording``: ``replay.json``'s entry, and
+    ``NAME.stderr.txt`` beside the recording unless the entry names another file."""
+    entry: dict[str, Any] = {}
+    settings = recordings / REPLAY_SETTINGS
+    if settings.is_file():
+        table = json.loads(settings.read_text(encoding="utf-8"))
+        if not isinstance(table, dict):
+            raise ValueError(f"{settings}: expected an object of recording names")
+        entry = table.get(recording, {})
+        if not isinstance(entry, dict) or not set(entry) <= _SETTINGS_KEYS:
+            raise ValueError(
+                f"{settings}: {recording!r} takes an object with keys from "
+                f"{sorted(_SETTINGS_KEYS)}, got {entry!r}"
+            )
+    stderr = entry.get("stderr")
+    if stderr is None:
+        beside = f"{recording.removesuffix('.jsonl')}.stderr.txt"
+        stderr = beside if (recordings / beside).is_file() else None
+    code = entry.get("exit_code")
+    return ReplaySettings(
+        exit_code=None if code is None else int(code),
+        signal=str(entry.get("signal", "")),
+        stderr=stderr,
+    )
+
+
 @dataclass(frozen=True)
 class Case:
     """What one recording must give: transcript and payload kinds, output, outcome.
@@ -261,21 +325,36 @@ class Case:
 
 @dataclass(frozen=True)
 class Replay(Generic[DriverT]):
-    """A driver's recordings and cases, and how to build the driver around a command."""
+    """A driver's recordings (and hand-written cases, if any), and how to build the
+    driver around a command. Build one without cases with :meth:`of`: each recording is
+    then replayed as :func:`replay_settings` says."""
 
     recordings: Path
     cases: Sequence[Case]
     driver: Callable[[tuple[str, ...]], DriverT]
 
+    @classmethod
+    def of(cls, recordings: Path, driver: Callable[[tuple[str, ...]], DriverT]) -> Replay[DriverT]:
+        """The recordings in ``recordings``, replayed by their :func:`replay_settings`."""
+        return cls(recordings, (), driver)
+
     def case(self, recording: str) -> Case:
         """The case of ``recording``."""
         return next(case for case in self.cases if case.recording == recording)
+
+    def settings(self, recording: str) -> ReplaySettings:
+        """How ``recording`` is replayed: its case's exit code, signal and stderr, else
+        :func:`replay_settings`."""
+        case = next((c for c in self.cases if c.recording == recording), None)
+        if case is None:
+            return replay_settings(self.recordings, recording)
+        return ReplaySettings(case.exit_code, case.signal, case.stderr)
 
     def command(
         self,
         recording: str,
         *,
-        exit_code: int = 0,
+        exit_code: int | None = 0,
         stderr: str | None = None,
         record_argv: Path | None = None,
         kill: str = "",
@@ -298,14 +377,14 @@ class Replay(Generic[DriverT]):
         request: Request | None = None,
         record_argv: Path | None = None,
     ) -> tuple[Response, RecordingSink, DriverT]:
-        """Run a driver whose CLI replays ``recording`` with its case's exit code and stderr."""
-        case = self.case(recording)
+        """Run a driver whose CLI replays ``recording`` with its exit code and stderr."""
+        how = self.settings(recording)
         command = self.command(
             recording,
-            exit_code=0 if case.signal else case.exit_code,
-            stderr=case.stderr,
+            exit_code=0 if how.signal else how.exit_code,
+            stderr=how.stderr,
             record_argv=record_argv,
-            kill=case.signal,
+            kill=how.signal,
         )
         driver = self.driver(command)
         sink = RecordingSink()
@@ -470,6 +549,67 @@ async def check_driver_on_both_backends(replay: Replay[Any], recording: str) -> 
             StreamKind.STEP_FINISHED,
             StreamKind.RUN_ERROR,
         ]
+
+
+def recording_snapshot(snapshot: Any) -> Any:
+    """pytest's syrupy ``snapshot`` fixture, storing JSON files in the recordings folder
+    (``recordings/snapshots/<test file>/``), for a test's own snapshots."""
+    from adaptertest.snapshot import recording_snapshot as in_recordings
+
+    return in_recordings(snapshot)
+
+
+def check_recording(
+    replay: Replay[Any], recording: str, snapshot: Any, *, backends: Sequence[Backend] = BACKENDS
+) -> None:
+    """The whole path on one recording, on each of ``backends``, against its snapshot.
+
+    The rules every run keeps are checked here (a legal stream, events, transcript,
+    outcome and checkpoint; the raw streams and chunks are the recording's bytes; one
+    terminal payload, matching the outcome; the terminal line verbatim); what this
+    driver made of the recording (transcript and stream kinds, output, usage, failure,
+    checkpoint) is the same on every backend and equals ``snapshot`` (pytest's syrupy
+    fixture), a JSON file beside the recordings (``recordings/snapshots/``).
+    ``python -m pytest --snapshot-update`` writes it for a new recording."""
+    results = {
+        backend: anyio.run(_recording_result, replay, recording, backend=backend)
+        for backend in backends
+    }
+    first = results[backends[0]]
+    for backend, data in results.items():
+        assert data == first, f"{recording}: {backends[0]} and {backend} differ"
+    assert first == recording_snapshot(snapshot)
+
+
+async def _recording_result(replay: Replay[Any], recording: str) -> dict[str, Any]:
+    from adaptertest.snapshot import result_data
+
+    response, sink, driver = await replay.run(recording)
+    assert structural_violations(driver, response, sink) == []
+    stdout, recorded_stderr = recorded_output(replay.recordings / recording)
+    how = replay.settings(recording)
+    raw = response.raw_streams
+    assert raw is not None
+    assert raw.stdout == stdout
+    stderr = (replay.recordings / how.stderr).read_bytes() if how.stderr else recorded_stderr
+    assert raw.stderr == stderr
+    chunks = [e for e in sink.events if e.type == RunEventType.CHUNK and e.stream == "stdout"]
+    assert b"".join(e.chunk for e in chunks) == stdout
+    assert sink.stream[0].kind == StreamKind.RUN_STARTED
+    assert sum(p.kind in TERMINALS for p in sink.stream) == 1
+    if response.failure is None:
+        assert sink.stream[-1].kind == StreamKind.RUN_FINISHED
+        assert sink.stream[-1].usage == response.usage
+        assert response.checkpoint is not None
+        assert response.checkpoint.valid
+    else:
+        assert response.transcript[-1].kind == "failure"
+        assert sink.stream[-1].kind == StreamKind.RUN_ERROR
+        assert sink.stream[-1].error == response.failure
+        assert response.checkpoint is None
+    if raw.terminal is not None:
+        assert raw.terminal.raw_json in stdout.decode("utf-8", "replace").splitlines()
+    return result_data(response, sink)
 
 
 def structured_request(
