@@ -15,7 +15,7 @@ import hashlib
 import json
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, Literal, NoReturn, Protocol, TypeVar
 
@@ -44,7 +44,6 @@ from driver import (
     SESSION_PARAM_CWD,
     SESSION_PARAM_PROFILE_FINGERPRINT,
     EnvironmentStatus,
-    FailureCode,
     InvalidDriverConfigError,
     OutputFormat,
     Request,
@@ -56,13 +55,12 @@ from driver import (
     StructuredOutput,
     StructuredOutputInvalidPolicy,
     StructuredOutputSource,
-    Usage,
 )
 from driver.clikit._config import CLIConfig
 from driver.clikit._driver import CLIDriver
 from driver.clikit._emit import RunOutput
 from driver.clikit._jsonl import JsonlParser
-from driver.clikit._process import LineFramer, ProcessOutcome
+from driver.clikit._process import LineFramer
 
 __all__ = [
     "BACKENDS",
@@ -73,7 +71,6 @@ __all__ = [
     "TERMINALS",
     "TEXT",
     "TOOL",
-    "Case",
     "DriverClass",
     "FailedRecording",
     "Replay",
@@ -82,13 +79,10 @@ __all__ = [
     "check_config_validation",
     "check_conformance_level",
     "check_descriptor_and_stream_capability",
-    "check_driver_on_both_backends",
-    "check_driver_on_recording",
     "check_environment_probe",
     "check_expected_failure_is_clean",
     "check_failed_recording",
     "check_failed_run_fails_only_liv01",
-    "check_parser_on_recording",
     "check_parser_survives_odd_lines",
     "check_recording",
     "check_request_config_wins",
@@ -103,6 +97,7 @@ __all__ = [
     "passed_argv",
     "recorded_output",
     "recording_names",
+    "recording_result",
     "recording_snapshot",
     "recordings_dir",
     "replay_by_flag_command",
@@ -297,58 +292,17 @@ def replay_settings(recordings: Path, recording: str) -> ReplaySettings:
 
 
 @dataclass(frozen=True)
-class Case:
-    """What one recording must give: transcript and payload kinds, output, outcome.
-
-    ``session`` is the resume handle the recording names (a Claude Code session
-    id, a Codex thread id); ``failure`` a part of the failure message, None for
-    a success; ``stderr`` a recording of stderr to replay with it. ``signal``
-    ends the process with that signal after the recording (``exit_code`` is then
-    -1, as a killed process reports). ``usage``, when set, is the usage the run
-    must report (cost included); ``failure_metadata`` entries the failure's
-    metadata must hold.
-    """
-
-    recording: str
-    exit_code: int
-    items: tuple[str, ...]
-    payloads: tuple[str, ...]
-    output: str
-    succeeded: bool
-    session: str
-    failure: str | None
-    stderr: str | None = None
-    signal: str = ""
-    usage: Usage | None = None
-    failure_metadata: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
 class Replay(Generic[DriverT]):
-    """A driver's recordings (and hand-written cases, if any), and how to build the
-    driver around a command. Build one without cases with :meth:`of`: each recording is
-    then replayed as :func:`replay_settings` says."""
+    """A driver's recordings folder, and how to build the driver around a command. Each
+    recording is replayed as :func:`replay_settings` says (its exit code, signal and
+    stderr)."""
 
     recordings: Path
-    cases: Sequence[Case]
     driver: Callable[[tuple[str, ...]], DriverT]
 
-    @classmethod
-    def of(cls, recordings: Path, driver: Callable[[tuple[str, ...]], DriverT]) -> Replay[DriverT]:
-        """The recordings in ``recordings``, replayed by their :func:`replay_settings`."""
-        return cls(recordings, (), driver)
-
-    def case(self, recording: str) -> Case:
-        """The case of ``recording``."""
-        return next(case for case in self.cases if case.recording == recording)
-
     def settings(self, recording: str) -> ReplaySettings:
-        """How ``recording`` is replayed: its case's exit code, signal and stderr, else
-        :func:`replay_settings`."""
-        case = next((c for c in self.cases if c.recording == recording), None)
-        if case is None:
-            return replay_settings(self.recordings, recording)
-        return ReplaySettings(case.exit_code, case.signal, case.stderr)
+        """How ``recording`` is replayed (:func:`replay_settings`)."""
+        return replay_settings(self.recordings, recording)
 
     def command(
         self,
@@ -409,38 +363,6 @@ def parse_output(
     return parser, out, sink
 
 
-def check_parser_on_recording(
-    case: Case, recordings: Path, make_parser: Callable[[RunOutput], ParserT]
-) -> tuple[ParserT, RunOutput]:
-    """Kinds, output, handle and verdict of one recording, straight from the parser."""
-    data, recorded_stderr = recorded_output(recordings / case.recording)
-    parser, out, sink = parse_output(make_parser, data)
-    assert tuple(i.kind for i in out.transcript) == case.items
-    assert tuple(p.kind for p in sink.stream) == case.payloads
-    assert parser.output() == case.output
-    assert parser.succeeded is case.succeeded
-    assert parser.resume_id == case.session
-    stderr = (recordings / case.stderr).read_bytes() if case.stderr else recorded_stderr
-    outcome = ProcessOutcome(case.exit_code, case.signal, False, data, stderr)
-    failure = parser.failure(outcome, 60)
-    if case.usage is not None:
-        assert parser.usage == case.usage
-    if case.failure is None:
-        assert failure is None
-    else:
-        assert failure is not None
-        assert failure.code == FailureCode.AGENT_ERROR
-        assert case.failure in failure.message
-        assert failure.metadata["exit_code"] == case.exit_code
-        _check_metadata(failure.metadata, case)
-    return parser, out
-
-
-def _check_metadata(metadata: dict[str, Any], case: Case) -> None:
-    wanted = {**case.failure_metadata, **({"signal": case.signal} if case.signal else {})}
-    assert {key: metadata.get(key) for key in wanted} == wanted
-
-
 def check_parser_survives_odd_lines(
     make_parser: Callable[[RunOutput], JsonlParser],
     *,
@@ -487,70 +409,6 @@ def structural_violations(
     return [str(v) for v in found]
 
 
-async def check_driver_on_recording(
-    replay: Replay[Any], case: Case, *, is_terminal_line: Callable[[str], bool]
-) -> None:
-    """The whole path on one recording: raw streams, chunks, transcript, stream shape,
-    outcome, checkpoint and the verbatim terminal line (the last one that
-    ``is_terminal_line``)."""
-    response, sink, driver = await replay.run(case.recording)
-    assert structural_violations(driver, response, sink) == []
-    stdout, recorded_stderr = recorded_output(replay.recordings / case.recording)
-    raw = response.raw_streams
-    assert raw is not None
-    assert raw.stdout == stdout
-    stderr = (replay.recordings / case.stderr).read_bytes() if case.stderr else recorded_stderr
-    assert raw.stderr == stderr
-    chunks = [e for e in sink.events if e.type == RunEventType.CHUNK and e.stream == "stdout"]
-    assert b"".join(e.chunk for e in chunks) == stdout
-    assert response.exit_code == case.exit_code
-    assert response.signal == case.signal
-    assert response.output == case.output
-    if case.usage is not None:
-        assert response.usage == case.usage
-    assert [i.kind for i in response.transcript] == [
-        *case.items,
-        *(["failure"] if case.failure else []),
-    ]
-    assert sink.stream[0].kind == StreamKind.RUN_STARTED
-    assert sum(p.kind in TERMINALS for p in sink.stream) == 1
-    if case.failure is None:
-        assert response.failure is None
-        assert sink.stream[-1].kind == StreamKind.RUN_FINISHED
-        assert sink.stream[-1].usage == response.usage
-        assert response.checkpoint is not None
-        assert response.checkpoint.valid
-        assert response.checkpoint.state is not None
-        assert response.checkpoint.state.resume_id == case.session
-    else:
-        assert response.failure is not None
-        assert case.failure in response.failure.message
-        _check_metadata(response.failure.metadata, case)
-        assert sink.stream[-1].kind == StreamKind.RUN_ERROR
-        assert sink.stream[-1].error == response.failure
-        assert response.checkpoint is None
-    result_lines = [line for line in stdout.decode().splitlines() if is_terminal_line(line)]
-    if result_lines:
-        assert raw.terminal is not None
-        assert raw.terminal.raw_json == result_lines[-1]
-    else:
-        assert raw.terminal is None
-
-
-async def check_driver_on_both_backends(replay: Replay[Any], recording: str) -> None:
-    """Run on the current backend; a run cut off mid-tool closes its lifecycles in order."""
-    response, sink, driver = await replay.run(recording)
-    assert structural_violations(driver, response, sink) == []
-    if recording == "nonzero_exit.jsonl":
-        # The tool call never got its result: it and its step close before run.error.
-        kinds = [p.kind for p in sink.stream]
-        assert kinds[-3:] == [
-            StreamKind.TOOL_CALL_END,
-            StreamKind.STEP_FINISHED,
-            StreamKind.RUN_ERROR,
-        ]
-
-
 def recording_snapshot(snapshot: Any) -> Any:
     """pytest's syrupy ``snapshot`` fixture, storing JSON files in the recordings folder
     (``recordings/snapshots/<test file>/``), for a test's own snapshots."""
@@ -572,7 +430,7 @@ def check_recording(
     fixture), a JSON file beside the recordings (``recordings/snapshots/``).
     ``python -m pytest --snapshot-update`` writes it for a new recording."""
     results = {
-        backend: anyio.run(_recording_result, replay, recording, backend=backend)
+        backend: anyio.run(recording_result, replay, recording, backend=backend)
         for backend in backends
     }
     first = results[backends[0]]
@@ -581,7 +439,10 @@ def check_recording(
     assert first == recording_snapshot(snapshot)
 
 
-async def _recording_result(replay: Replay[Any], recording: str) -> dict[str, Any]:
+async def recording_result(replay: Replay[Any], recording: str) -> dict[str, Any]:
+    """Run the driver on ``recording``, check the rules every run keeps, and return what
+    it made of the recording: the data :func:`check_recording` compares with the
+    snapshot."""
     from adaptertest.snapshot import result_data
 
     response, sink, driver = await replay.run(recording)
@@ -662,7 +523,8 @@ async def check_structured_refused(replay: Replay[Any], recording: str, problem:
     assert judged is not None
     assert not judged.valid
     assert judged.validation_errors
-    if replay.case(recording).succeeded:
+    plain, _, _ = await replay.run(recording)
+    if plain.failure is None:  # the CLI itself succeeded
         lenient = structured_request(on_invalid=StructuredOutputInvalidPolicy.RETURN_INVALID)
         returned, _, _ = await replay.run(recording, request=lenient)
         assert returned.failure is None

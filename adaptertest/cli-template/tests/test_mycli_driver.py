@@ -27,7 +27,7 @@ from mycli_driver import (
 )
 
 RECORDINGS = testing.recordings_dir(__file__)
-REPLAY = testing.Replay.of(RECORDINGS, lambda command: MycliDriver(MycliConfig(command=command)))
+REPLAY = testing.Replay(RECORDINGS, lambda command: MycliDriver(MycliConfig(command=command)))
 
 
 # -- every recording, against its reviewed snapshot ---------------------------------------------
