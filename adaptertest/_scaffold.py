@@ -22,14 +22,18 @@ checked for any leftover ``reference`` before anything is written.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import importlib.util
 import json
 import keyword
+import os
 import re
+import shlex
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from adaptertest import __version__
 
@@ -327,10 +331,46 @@ xfail_strict = true
 """
 
 _README_COMMANDS = """```sh
-python -m pip install -e '.[test]' && python -m pytest
+{kit_install}python -m pip install -e '.[test]' && python -m pytest
 python -m adaptertest check {package}:new_{stem}_driver --live
 ```
 """
+
+KIT_DISTRIBUTION = "agent-driver-kit"
+_KIT_EXTRAS = "[test,trio]"
+
+
+def kit_install_command(direct_url: str | None = None) -> str | None:
+    """The command that installs the kit where this one came from, or None when it came
+    from a package index (the project's own install then finds it there).
+
+    ``direct_url`` is the installed distribution's ``direct_url.json`` (PEP 610; read from
+    the installed kit when not given): an editable checkout gives ``pip install -e
+    CHECKOUT[test,trio]``, a wheel or a folder ``pip install PATH[test,trio]``, another
+    URL ``pip install 'agent-driver-kit[test,trio] @ URL'``.
+    """
+    if direct_url is None:
+        try:
+            direct_url = importlib.metadata.distribution(KIT_DISTRIBUTION).read_text(
+                "direct_url.json"
+            )
+        except importlib.metadata.PackageNotFoundError:
+            direct_url = None
+    if not direct_url:
+        return None
+    try:
+        info = json.loads(direct_url)
+        url = str(info["url"])
+    except (ValueError, KeyError, TypeError):
+        return None
+    parts = urlsplit(url)
+    if parts.scheme == "file":
+        path = unquote(parts.path)
+        target = shlex.quote(f"{path}{_KIT_EXTRAS}")
+        editable = isinstance(info.get("dir_info"), dict) and info["dir_info"].get("editable")
+        return f"python -m pip install {'-e ' if editable else ''}{target}"
+    return f"python -m pip install {shlex.quote(f'{KIT_DISTRIBUTION}{_KIT_EXTRAS} @ {url}')}"
+
 
 _README_MEMORY = """# {display}
 
@@ -374,8 +414,16 @@ exit code in `recordings/replay.json`.
 
 _KIT_NOTE = """
 The kit is the `agent-driver-kit` distribution. If your package index does not have it,
-install it first, from a checkout (`python -m pip install path/to/checkout`) or a built
-wheel (`python -m pip install path/to/agent_driver_kit-{version}-py3-none-any.whl`).
+install it first, from a checkout
+(`python -m pip install -e 'path/to/checkout[test,trio]'`) or a built wheel
+(`python -m pip install 'path/to/agent_driver_kit-{version}-py3-none-any.whl[test,trio]'`).
+"""
+
+_KIT_NOTE_INSTALLED = """
+The first line installs the kit, the `agent-driver-kit` distribution, from where this
+project was generated (`{kit_install}`): no package index serves it there. Elsewhere,
+install it from a checkout or a built wheel the same way, or leave the line out where
+your index has it.
 """
 
 
@@ -399,8 +447,13 @@ def _shell_files(template: str, names: Names) -> dict[str, str]:
         kit_test=kit.replace("agent-driver-kit", "agent-driver-kit[test,trio]", 1),
         **fields,
     )
+    kit_install = kit_install_command()
+    note = _KIT_NOTE if kit_install is None else _KIT_NOTE_INSTALLED
+    commands = _README_COMMANDS.format(
+        kit_install="" if kit_install is None else f"{kit_install}\n", **fields
+    )
     readme = (_README_MEMORY if template == "memory" else _README_CLI).format(
-        commands=_README_COMMANDS.format(**fields), kit_note=_KIT_NOTE.format(**fields), **fields
+        commands=commands, kit_note=note.format(kit_install=kit_install, **fields), **fields
     )
     return {"pyproject.toml": pyproject, "README.md": readme}
 
@@ -487,6 +540,18 @@ def main(ns: argparse.Namespace) -> int:
     for path in sorted(project):
         print(f"  {path}")
     print("next:")
-    print(f"  cd {target}")
-    print("  python -m pip install -e '.[test]' && python -m pytest")
+    for line in next_steps(target):
+        print(f"  {line}")
     return 0
+
+
+def next_steps(target: Path) -> list[str]:
+    """The commands that install the new project and run its tests, as printed."""
+    steps = []
+    if target.resolve() != Path.cwd().resolve():
+        steps.append(f"cd {shlex.quote(os.fspath(target))}")
+    kit_install = kit_install_command()
+    if kit_install is not None:
+        steps.append(kit_install)
+    steps.append("python -m pip install -e '.[test]' && python -m pytest")
+    return steps
