@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import urllib.error
+from collections.abc import Callable
+
 import anthropic
-import httpx2 as httpx
 import pytest
 
 from adaptertest.emulator import Emulator, EmulatorError, Scenario, Turn, TurnUsage
@@ -16,19 +19,22 @@ def one_turn(text: str = "OK") -> Scenario:
     )
 
 
-def test_sync_context_manager_serves_and_stops() -> None:
+Post = Callable[..., tuple[int, dict[str, str], bytes]]
+
+
+def test_sync_context_manager_serves_and_stops(post: Post) -> None:
     with Emulator(one_turn()) as emu:
         url = emu.base_url
         assert url.startswith("http://127.0.0.1:")
         assert not url.endswith("/")
-        reply = httpx.post(
+        status, _, data = post(
             url + "/v1/messages",
-            json={"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]},
+            {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]},
         )
-        assert reply.status_code == 200
-        assert reply.json()["content"] == [{"type": "text", "text": "OK"}]
-    with pytest.raises(httpx.ConnectError):
-        httpx.post(url + "/v1/messages", json={})
+        assert status == 200
+        assert json.loads(data)["content"] == [{"type": "text", "text": "OK"}]
+    with pytest.raises(urllib.error.URLError):
+        post(url + "/v1/messages", {})
 
 
 @pytest.mark.anyio
@@ -59,20 +65,19 @@ def test_bad_arguments_are_named() -> None:
         _ = Emulator(one_turn()).base_url
 
 
-def test_requests_are_recorded_with_secrets_masked() -> None:
+def test_requests_are_recorded_with_secrets_masked(post: Post) -> None:
     with Emulator(one_turn()) as emu:
-        httpx.post(
+        post(
             emu.base_url + "/v1beta/models/gemini-2.5-flash:generateContent?key=AIza-secret",
-            headers={"x-goog-api-key": "AIza-secret", "X-Custom-Token": "t0k", "x-trace": "7"},
-            json={
+            {
                 "systemInstruction": {"parts": [{"text": "Be brief."}]},
                 "contents": [{"role": "user", "parts": [{"text": "hello"}]}],
             },
+            {"x-goog-api-key": "AIza-secret", "X-Custom-Token": "t0k", "x-trace": "7"},
         )
-        httpx.post(
+        post(
             emu.base_url + "/v1/responses",
-            headers={"authorization": "Bearer sk-secret"},
-            json={
+            {
                 "model": "gpt-5.1-codex",
                 "instructions": "You are codex.",
                 "input": [
@@ -85,6 +90,7 @@ def test_requests_are_recorded_with_secrets_masked() -> None:
                     {"type": "function_call_output", "call_id": "c1", "output": "file body"},
                 ],
             },
+            {"authorization": "Bearer sk-secret"},
         )
         gemini, codex = emu.wait_for_requests(2, timeout=5)
     assert gemini.protocol == "gemini"
