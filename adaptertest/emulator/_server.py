@@ -165,7 +165,7 @@ class Emulator:
         thread.join(timeout)
         if sock is not None:
             sock.close()
-        self._thread = None
+        self._thread, self._socket = None, None
         if thread.is_alive():
             raise EmulatorError(f"the emulator did not stop within {timeout} s")
 
