@@ -7,7 +7,7 @@ See ``docs/emulator.md``.
 
 from __future__ import annotations
 
-from adaptertest.emulator._clients import CLI_NAMES, CLISetup, cli_setup
+from adaptertest.emulator._clients import CLI_NAMES, CLIName, CLISetup, cli_setup
 from adaptertest.emulator._recording import RecordedRequest
 from adaptertest.emulator._scenario import (
     Fault,
@@ -22,6 +22,7 @@ from adaptertest.emulator._server import Emulator, EmulatorError
 
 __all__ = [
     "CLI_NAMES",
+    "CLIName",
     "CLISetup",
     "Emulator",
     "EmulatorError",

@@ -9,7 +9,7 @@ import dataclasses
 import json
 from typing import Literal
 
-__all__ = ["CLI_NAMES", "CLISetup", "cli_setup"]
+__all__ = ["CLI_NAMES", "CLIName", "CLISetup", "cli_setup"]
 
 CLIName = Literal["claude", "codex", "gemini"]
 CLI_NAMES: tuple[CLIName, ...] = ("claude", "codex", "gemini")
