@@ -151,6 +151,7 @@ class AnthropicWire(Wire):
             "cache_creation_input_tokens": usage.cache_creation_input_tokens,
             "cache_read_input_tokens": usage.cached_input_tokens,
             "output_tokens": usage.output_tokens,
+            "output_tokens_details": {"thinking_tokens": usage.reasoning_tokens},
             "service_tier": "standard",
         }
 

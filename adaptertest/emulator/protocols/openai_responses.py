@@ -158,7 +158,10 @@ class OpenAIResponsesWire(Wire):
         usage = answer.usage
         return {
             "input_tokens": usage.input_tokens,
-            "input_tokens_details": {"cached_tokens": usage.cached_input_tokens},
+            "input_tokens_details": {
+                "cached_tokens": usage.cached_input_tokens,
+                "cache_write_tokens": usage.cache_creation_input_tokens,
+            },
             "output_tokens": usage.output_tokens,
             "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
             "total_tokens": usage.input_tokens + usage.output_tokens,
