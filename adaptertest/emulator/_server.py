@@ -240,6 +240,15 @@ class Emulator:
                 self._changed.wait(left)
             return seen()
 
+    async def await_requests(
+        self, count: int, timeout: float, *, main: bool = False
+    ) -> list[RecordedRequest]:
+        """:meth:`wait_for_requests` for async code (asyncio or trio): the wait runs on a
+        worker thread, so the caller's event loop keeps running."""
+        return await anyio.to_thread.run_sync(
+            lambda: self.wait_for_requests(count, timeout, main=main)
+        )
+
     def _record(self, request: RecordedRequest) -> None:
         with self._changed:
             self._requests.append(request)
@@ -285,7 +294,7 @@ class Emulator:
         plan = self._script.take(side=side, schema=schema is not None)
         stream = wire.stream(route, body)
         model = wire.model(route, body)
-        system, user, results = wire.texts(body)
+        texts = wire.texts(body)
         self._record(
             RecordedRequest(
                 protocol=wire.name,
@@ -297,9 +306,10 @@ class Emulator:
                 side=plan.side,
                 model=model,
                 stream=stream,
-                system_text=system,
-                user_text=user,
-                tool_results=results,
+                system_text="\n".join(texts.system),
+                user_text="\n".join(texts.user),
+                assistant_text="\n".join(texts.assistant),
+                tool_results=texts.tool_results,
                 turn=plan.index,
             )
         )

@@ -7,6 +7,7 @@ import urllib.error
 from collections.abc import Callable
 
 import anthropic
+import anyio.to_thread
 import pytest
 
 from adaptertest.emulator import Emulator, EmulatorError, Scenario, Turn, TurnUsage
@@ -114,3 +115,79 @@ def test_requests_are_recorded_with_secrets_masked(post: Post) -> None:
 def test_wait_for_requests_is_bounded() -> None:
     with Emulator(one_turn()) as emu, pytest.raises(TimeoutError, match="0 request"):
         emu.wait_for_requests(1, timeout=0.05)
+
+
+def test_history_is_read_per_protocol(post: Post) -> None:
+    with Emulator(one_turn()) as emu:
+        post(
+            emu.base_url + "/v1/messages",
+            {
+                "model": "m",
+                "max_tokens": 5,
+                "system": [{"type": "text", "text": "You are Claude."}],
+                "messages": [
+                    {"role": "user", "content": "first"},
+                    {"role": "system", "content": [{"type": "text", "text": "cwd: /w"}]},
+                    {"role": "assistant", "content": [{"type": "text", "text": "FIRST"}]},
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "tool_result", "tool_use_id": "t", "content": "42"},
+                            {"type": "text", "text": "second"},
+                        ],
+                    },
+                ],
+            },
+        )
+        post(
+            emu.base_url + "/v1/responses",
+            {
+                "model": "gpt-5.5",
+                "input": [
+                    {"role": "user", "content": "first"},
+                    {
+                        "type": "message",
+                        "role": "assistant",
+                        "content": [{"type": "output_text", "text": "FIRST"}],
+                    },
+                    {"role": "user", "content": "second"},
+                ],
+            },
+        )
+        post(
+            emu.base_url + "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
+            {
+                "contents": [
+                    {"role": "user", "parts": [{"text": "first"}]},
+                    {
+                        "role": "model",
+                        "parts": [{"text": "hm", "thought": True}, {"text": "FIRST"}],
+                    },
+                    {
+                        "role": "user",
+                        "parts": [
+                            {"functionResponse": {"name": "f", "response": {"output": "42"}}},
+                            {"text": "second"},
+                        ],
+                    },
+                ]
+            },
+        )
+        claude, codex, gemini = emu.wait_for_requests(3, timeout=5)
+    assert (claude.system_text, claude.user_text) == ("You are Claude.\ncwd: /w", "first\nsecond")
+    assert (claude.assistant_text, claude.tool_results) == ("FIRST", ["42"])
+    assert (codex.user_text, codex.assistant_text) == ("first\nsecond", "FIRST")
+    assert (gemini.user_text, gemini.assistant_text) == ("first\nsecond", "FIRST")
+    assert gemini.tool_results == ["42"]
+    assert gemini.stream
+
+
+@pytest.mark.anyio
+async def test_await_requests_keeps_the_loop_running(post: Post) -> None:
+    async with Emulator(one_turn()) as emu:
+        with pytest.raises(TimeoutError, match="0 main request"):
+            await emu.await_requests(1, timeout=0.05, main=True)
+        body = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]}
+        await anyio.to_thread.run_sync(lambda: post(emu.base_url + "/v1/messages", body))
+        (seen,) = await emu.await_requests(1, timeout=5, main=True)
+    assert seen.user_text == "hi"

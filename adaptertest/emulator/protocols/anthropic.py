@@ -16,6 +16,7 @@ from adaptertest.emulator._sse import sse_event
 from adaptertest.emulator.protocols._base import (
     Answer,
     Route,
+    Texts,
     Wire,
     dumps,
     make_id,
@@ -87,30 +88,28 @@ class AnthropicWire(Wire):
     def side_answer(self, route: Route, body: Mapping[str, Any]) -> dict[str, Any]:
         return {"input_tokens": self.tokens(body)}
 
-    def texts(self, body: Mapping[str, Any]) -> tuple[str, str, list[str]]:
-        system = list(text_of(body.get("system")))
-        user: list[str] = []
-        results: list[str] = []
+    def texts(self, body: Mapping[str, Any]) -> Texts:
+        found = Texts(system=list(text_of(body.get("system"))))
         for message in _list(body.get("messages")):
             if not isinstance(message, Mapping):
                 continue
             content = message.get("content")
-            if message.get("role") == "system":  # Claude Code puts its environment here
-                system.extend(text_of(content))
+            role = message.get("role")
+            if role == "system":  # Claude Code puts its environment here
+                found.system.extend(text_of(content))
                 continue
-            if message.get("role") != "user":
-                continue
+            into = found.user if role == "user" else found.assistant
             if isinstance(content, str):
-                user.append(content)
+                into.append(content)
                 continue
             for block in _list(content):
                 if not isinstance(block, Mapping):
                     continue
                 if block.get("type") == "text" and isinstance(block.get("text"), str):
-                    user.append(block["text"])
+                    into.append(block["text"])
                 elif block.get("type") == "tool_result":
-                    results.append("\n".join(text_of(block.get("content"))))
-        return "\n".join(system), "\n".join(user), results
+                    found.tool_results.append("\n".join(text_of(block.get("content"))))
+        return found
 
     def _blocks(self, answer: Answer, body: Mapping[str, Any]) -> list[dict[str, Any]]:
         blocks: list[dict[str, Any]] = []
