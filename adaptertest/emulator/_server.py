@@ -356,8 +356,8 @@ class Emulator:
         cut = failing.cut_after_events if failing is not None else None
         if not stream:
             data = json.dumps(wire.whole(answer, body)).encode()
-            if cut is not None:
-                await _start(send, 200, "application/json", length=len(data))
+            await _start(send, 200, "application/json", length=len(data))
+            if cut is not None:  # half the body, then uvicorn drops the connection
                 await send(
                     {
                         "type": "http.response.body",
@@ -365,8 +365,7 @@ class Emulator:
                         "more_body": True,
                     }
                 )
-                return  # uvicorn drops the connection: the body is short of its length
-            await _start(send, 200, "application/json", length=len(data))
+                return
             await send({"type": "http.response.body", "body": data})
             return
         events = wire.events(answer, body)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import urllib.error
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import anthropic
 import anyio.to_thread
 import pytest
 
 from adaptertest.emulator import Emulator, EmulatorError, Scenario, Turn, TurnUsage
+from adaptertest.options import ModelRequest
 
 
 def one_turn(text: str = "OK") -> Scenario:
@@ -191,3 +192,10 @@ async def test_await_requests_keeps_the_loop_running(post: Post) -> None:
         await anyio.to_thread.run_sync(lambda: post(emu.base_url + "/v1/messages", body))
         (seen,) = await emu.await_requests(1, timeout=5, main=True)
     assert seen.user_text == "hi"
+
+
+def test_recorded_requests_are_model_requests_for_the_suite(post: Post) -> None:
+    with Emulator(one_turn()) as emu:
+        post(emu.base_url + "/v1/responses", {"model": "gpt-5.5", "input": "hi"})
+        seen: Sequence[ModelRequest] = emu.requests  # typed: RecordedRequest fits
+    assert [(r.system_text, r.user_text) for r in seen] == [("", "hi")]
