@@ -1,4 +1,4 @@
-"""benchmarks/emulator.py works: each function runs at tiny sizes and gives its figures.
+"""benchmarks/emulator_speed.py works: each function runs at tiny sizes and gives its figures.
 Nothing here judges speed (that is the script's job, on a quiet machine)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "emulator.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "emulator_speed.py"
 
 
 def _load() -> ModuleType:

@@ -1,4 +1,4 @@
-"""Benchmarks of the model-API emulator: ``python benchmarks/emulator.py [--quick]``.
+"""Benchmarks of the model-API emulator: ``python benchmarks/emulator_speed.py [--quick]``.
 
 Printed, measured on this machine in this run (medians of repeated runs):
 
