@@ -3,7 +3,9 @@ streamed (``message_start`` ... ``message_stop``) or whole, and
 ``POST /v1/messages/count_tokens``.
 
 A structured answer is a ``tool_use`` of the tool Claude Code adds for ``--json-schema``
-(``StructuredOutput``) carrying the value, with ``stop_reason: tool_use``.
+(``StructuredOutput``) carrying the value, with ``stop_reason: tool_use``; a request
+asking for the API's own structured outputs (``output_config.format`` of type
+``json_schema``) gets the JSON as the text.
 """
 
 from __future__ import annotations
@@ -70,9 +72,10 @@ class AnthropicWire(Wire):
         if tool is not None:
             schema = tool.get("input_schema")
             return schema if isinstance(schema, dict) else {}
-        fmt = body.get("output_format")
-        if isinstance(fmt, Mapping) and isinstance(fmt.get("schema"), dict):
-            return dict(fmt["schema"])
+        fmt = _output_format(body)
+        if fmt is not None:
+            schema = fmt.get("schema")
+            return dict(schema) if isinstance(schema, Mapping) else {}
         return None
 
     def side(self, route: Route, body: Mapping[str, Any], headers: Mapping[str, str]) -> bool:
@@ -128,14 +131,15 @@ class AnthropicWire(Wire):
                     "input": call.arguments,
                 }
             )
-        if answer.structured:
-            tool = _structured_tool(body)
-            name = tool.get("name") if tool is not None else None
+        if answer.structured and _structured_tool(body) is None:
+            # the API's own structured outputs (output_config.format): the text is the JSON
+            blocks.append({"type": "text", "text": dumps(answer.value)})
+        elif answer.structured:
             blocks.append(
                 {
                     "type": "tool_use",
                     "id": make_id("toolu_01"),
-                    "name": name if isinstance(name, str) else STRUCTURED_TOOL,
+                    "name": STRUCTURED_TOOL,
                     "input": answer.value,
                 }
             )
@@ -251,6 +255,19 @@ def _structured_tool(body: Mapping[str, Any]) -> Mapping[str, Any] | None:
     for tool in _list(body.get("tools")):
         if isinstance(tool, Mapping) and tool.get("name") == STRUCTURED_TOOL:
             return tool
+    return None
+
+
+def _output_format(body: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The ``json_schema`` output format the request asks for (``output_config.format``,
+    or the older ``output_format``)."""
+    config = body.get("output_config")
+    for fmt in (
+        config.get("format") if isinstance(config, Mapping) else None,
+        body.get("output_format"),
+    ):
+        if isinstance(fmt, Mapping) and fmt.get("type") == "json_schema":
+            return fmt
     return None
 
 
