@@ -1,9 +1,9 @@
 """``adaptertest emulate [--scenario FILE] [--port N]``: serve the model-API emulator.
 
 It prints the base URL, then how to point each agent CLI at it, and serves until
-Ctrl-C or SIGTERM (exit status 0). A bad argument fails at once, naming itself (exit
-status 2). The emulator (uvicorn) is imported only when the command runs, so ``--help``
-works on the base install.
+Ctrl-C or SIGTERM (exit status 0), with a line on stderr for each request. A bad
+argument fails at once, naming itself (exit status 2). The emulator (uvicorn) is
+imported only when the command runs, so ``--help`` works on the base install.
 """
 
 from __future__ import annotations
@@ -15,6 +15,10 @@ import sys
 import threading
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from adaptertest.emulator import RecordedRequest
 
 __all__ = ["DESCRIPTION", "add_arguments", "main"]
 
@@ -80,6 +84,24 @@ def instructions(base_url: str) -> str:
     return "\n".join(lines)
 
 
+def describe(request: RecordedRequest) -> str:
+    """One line for a request: what it asked, and which turn it got."""
+    query = "?" + "&".join(f"{k}={v}" for k, v in request.query.items()) if request.query else ""
+    got = (
+        "side"
+        if request.side
+        else ("no turn left" if request.turn is None else f"turn {request.turn}")
+    )
+    stream = " stream" if request.stream else ""
+    return (
+        f"{request.method} {request.path}{query} {request.protocol} {request.model}{stream}: {got}"
+    )
+
+
+def _log_request(request: RecordedRequest) -> None:
+    print(f"adaptertest emulate: {describe(request)}", file=sys.stderr, flush=True)
+
+
 def main(ns: argparse.Namespace) -> int:
     """Run the command with parsed arguments; returns the exit status."""
     from adaptertest.emulator import Emulator, EmulatorError, Scenario, ScenarioError
@@ -100,7 +122,7 @@ def main(ns: argparse.Namespace) -> int:
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         try:
-            emulator = Emulator(scenario, port=ns.port).start()
+            emulator = Emulator(scenario, port=ns.port, on_request=_log_request).start()
         except EmulatorError as exc:
             print(f"{prog}: error: --port {ns.port}: {exc}", file=sys.stderr)
             return 2

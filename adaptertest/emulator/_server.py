@@ -79,18 +79,28 @@ class Emulator:
 
     Use it as a context manager (``with`` or ``async with``) or call :meth:`start` and
     :meth:`stop`. One emulator serves the three protocols at once; :attr:`base_url` is
-    what each CLI is pointed at.
+    what each CLI is pointed at. ``on_request`` is called (on the server's thread) with
+    each request as it is recorded; what it raises is logged, not sent.
     """
 
-    def __init__(self, scenario: Scenario | None = None, *, port: int = 0) -> None:
+    def __init__(
+        self,
+        scenario: Scenario | None = None,
+        *,
+        port: int = 0,
+        on_request: Callable[[RecordedRequest], None] | None = None,
+    ) -> None:
         if scenario is None:
             scenario = Scenario.model_validate({"turns": [{"text": "OK"}], "repeat_last": True})
         if not isinstance(scenario, Scenario):
             raise TypeError(f"scenario must be a Scenario, got {type(scenario).__name__}")
         if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
             raise ValueError(f"port must be an int from 0 to 65535, got {port!r}")
+        if on_request is not None and not callable(on_request):
+            raise TypeError(f"on_request must be callable, got {type(on_request).__name__}")
         self.scenario = scenario
         self._port = port
+        self._on_request = on_request
         self._script = Script(scenario)
         self._requests: list[RecordedRequest] = []
         self._changed = threading.Condition()
@@ -253,6 +263,15 @@ class Emulator:
         with self._changed:
             self._requests.append(request)
             self._changed.notify_all()
+        if self._on_request is not None:
+            try:
+                self._on_request(request)
+            except Exception:
+                log.exception("emulator: on_request raised")
+
+    def __repr__(self) -> str:
+        where = self.base_url if self._socket is not None else "not started"
+        return f"<Emulator {where}, {len(self.requests)} request(s)>"
 
     # -- the ASGI app --------------------------------------------------------------------
 

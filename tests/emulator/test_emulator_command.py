@@ -60,6 +60,7 @@ def test_emulate_serves_a_scenario_until_sigterm(tmp_path: Path, post: Post) -> 
     assert f"ANTHROPIC_BASE_URL={url}" in out
     assert f'base_url="{url}/v1"' in out
     assert f"GOOGLE_GEMINI_BASE_URL={url}" in out
+    assert "POST /v1/messages anthropic m: turn 0" in err
     assert "stopped after 1 request(s)" in err
 
 

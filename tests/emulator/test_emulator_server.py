@@ -10,7 +10,14 @@ import anthropic
 import anyio.to_thread
 import pytest
 
-from adaptertest.emulator import Emulator, EmulatorError, Scenario, Turn, TurnUsage
+from adaptertest.emulator import (
+    Emulator,
+    EmulatorError,
+    RecordedRequest,
+    Scenario,
+    Turn,
+    TurnUsage,
+)
 from adaptertest.options import ModelRequest
 
 
@@ -199,3 +206,20 @@ def test_recorded_requests_are_model_requests_for_the_suite(post: Post) -> None:
         post(emu.base_url + "/v1/responses", {"model": "gpt-5.5", "input": "hi"})
         seen: Sequence[ModelRequest] = emu.requests  # typed: RecordedRequest fits
     assert [(r.system_text, r.user_text) for r in seen] == [("", "hi")]
+
+
+def test_on_request_sees_each_request_and_its_errors_are_not_sent(post: Post) -> None:
+    seen: list[str] = []
+
+    def watch(request: RecordedRequest) -> None:
+        seen.append(request.path)
+        raise RuntimeError("a watcher's bug")
+
+    with Emulator(one_turn(), on_request=watch) as emu:
+        status, _, _ = post(emu.base_url + "/v1/responses", {"model": "gpt-5.5", "input": "hi"})
+        assert repr(emu) == f"<Emulator {emu.base_url}, 1 request(s)>"
+    assert status == 200
+    assert seen == ["/v1/responses"]
+    assert repr(emu) == "<Emulator not started, 1 request(s)>"
+    with pytest.raises(TypeError, match="on_request must be callable"):
+        Emulator(one_turn(), on_request="print")  # type: ignore[arg-type]
