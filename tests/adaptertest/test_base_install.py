@@ -175,3 +175,14 @@ def test_pytest_plugin_is_inert_without_the_rest_of_the_extra(
     assert "1 passed" in done.stdout
     assert "adaptertest/pytest_plugin.py" in done.stdout  # loaded through its entry point
     assert not [line for line in done.stdout.splitlines() if line.startswith("adaptertest")]
+
+
+def test_emulate_without_uvicorn_names_the_test_extra(
+    python_without: Runner, tmp_path: Path
+) -> None:
+    done = python_without(BASE, tmp_path, "-m", "adaptertest", "emulate", "--help")
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    done = python_without(BASE, tmp_path, "-m", "adaptertest", "emulate")
+    assert done.returncode == 2
+    assert "adaptertest emulate: error: this command needs the kit's test extra" in done.stderr
+    assert "uvicorn" in done.stderr
