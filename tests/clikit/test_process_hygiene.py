@@ -378,3 +378,26 @@ async def test_a_signal_ending_the_cli_is_still_reported(tmp_path: Path) -> None
         "SIGKILL",
         False,
     )
+
+
+class RetryingDoneParser(DoneParser):
+    def run_metadata(self) -> dict[str, str]:
+        return {"done.retries": "1"}
+
+
+@pytest.mark.anyio
+async def test_the_parsers_metadata_and_the_process_notes_are_both_kept() -> None:
+    response = await run_turn(
+        Request(prompt="hi"),
+        RecordingSink(),
+        driver_type="done",
+        argv=lambda resume_id: lingering(True),
+        cwd="",
+        model="",
+        timeout=60,
+        parser=RetryingDoneParser,
+        terminal_grace=0.2,
+    )
+    assert response.failure is None
+    assert response.metadata["done.retries"] == "1"
+    assert response.metadata["ended_by"] == "SIGTERM"
