@@ -54,6 +54,7 @@ from driver.clikit._structured import (
     StructuredSource,
     judge_structured,
     native_schema,
+    private_text_file,
     schema_file,
 )
 from driver.clikit._turn import GUARDED_KEYS, SessionMismatchError, StreamParser, run_turn
@@ -83,6 +84,7 @@ __all__ = [
     "list_field",
     "make_usage",
     "native_schema",
+    "private_text_file",
     "program_report",
     "read_usage",
     "run_cli",

@@ -598,3 +598,16 @@ def test_config_fingerprint_follows_the_config() -> None:
 async def test_environment_check_looks_for_the_program(anyio_backend: str) -> None:
     missing = "gemini-is-not-installed-here"
     await testing.check_environment_probe(GeminiDriver, GeminiConfig, missing)
+
+
+# -- the appended system prompt ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("extra_args", [(), ("--approval-mode", "yolo")])
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_an_append_is_refused_before_launch(
+    anyio_backend: str, extra_args: tuple[str, ...], tmp_path: Path
+) -> None:
+    """Gemini CLI can only replace its system prompt (GEMINI_SYSTEM_MD), never append."""
+    assert GeminiDriver().descriptor().system_prompt.append is False
+    await testing.check_append_refused(REPLAY, "unsupported", tmp_path, extra_args=extra_args)
