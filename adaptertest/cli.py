@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from adaptertest import __version__, _extra, _scaffold, record, replay
+from adaptertest._screen import screen
 from adaptertest.clauses import CLAUSES, clause_ids
 from adaptertest.options import Options, OptionsError
 from adaptertest.report import ClauseStatus, ConformanceReport
@@ -220,7 +221,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _scaffold.main(ns)
         return _check(ns, args[1:])
     except UsageError as exc:
-        print(f"{PROG} {ns.command}: error: {exc}", file=sys.stderr)
+        # A factory's import error may quote the driver's own text.
+        print(screen(f"{PROG} {ns.command}: error: {exc}"), file=sys.stderr)
         return 2
 
 
@@ -454,7 +456,8 @@ def render_report(
         console.print(Text(r.describe(hint, details)))
     console.print()
     style = "bold red" if report.failures else "bold green"
-    console.print(Text(f"{report.driver_type or '?'}: {report.summary()}", style=style))
+    summary = screen(f"{report.driver_type or '?'}: {report.summary()}")
+    console.print(Text(summary, style=style))
 
 
 # -- clauses ---------------------------------------------------------------------------
