@@ -14,7 +14,7 @@ from adaptertest.rcv import changed_path, shared_objects, snapshot, verify_retur
 from driver import Checkpoint, Response, SessionState
 from referencedriver import ReferenceDriver, new_reference_driver
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "received-values.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 def test_a_module_level_factory_is_named_by_module_and_qualname() -> None:
@@ -85,8 +85,10 @@ def test_shared_mutable_objects_between_responses_are_found() -> None:
     assert shared_objects({1: first, 2: snapshot(second)}) == []
 
 
-def test_the_received_values_page_snippets_run() -> None:
-    blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
+@pytest.mark.parametrize("page", ["received-values.md", "python-traps.md"])
+def test_the_pages_snippets_run(page: str) -> None:
+    doc = DOCS / page
+    blocks = re.findall(r"```python\n(.*?)```", doc.read_text(encoding="utf-8"), re.S)
     assert blocks
     for block in blocks:
-        exec(compile(block, str(DOC), "exec"), {})
+        exec(compile(block, str(doc), "exec"), {})
