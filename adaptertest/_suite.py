@@ -7,6 +7,7 @@ report; :func:`adaptertest.test_driver` asks it for one clause at a time, so
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import threading
 import time
@@ -19,11 +20,12 @@ from adaptertest import _fresh as fresh
 from adaptertest._calls import CallRunner, Outcome, describe_error, describe_hang, driver_traceback
 from adaptertest._imports import import_attr
 from adaptertest._probe import ProbeAbort, ProbeContext, ProbeRecord
+from adaptertest._runinfo import now_utc, run_info
 from adaptertest._screen import SECRET_MASK, ordered, screen
 from adaptertest._violation import render
 from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES, PROBES, clause_ids
 from adaptertest.options import Options
-from adaptertest.report import ClauseResult, ClauseStatus, ConformanceReport
+from adaptertest.report import ClauseResult, ClauseStatus, ConformanceReport, RunInfo
 from driver.descriptor import Descriptor
 
 Probe = Callable[[ProbeContext], None]
@@ -45,7 +47,8 @@ PROBE_FUNCTIONS: dict[str, tuple[str, str]] = {
     "live_structured_output": ("adaptertest.liv", "probe_live_structured_output"),
     "concurrent_runs": ("adaptertest.con", "probe_concurrent_runs"),
     "drift": ("adaptertest.dft", "probe_drift"),
-    "fresh_process": ("adaptertest._fresh", "probe_fresh_process"),
+    "fresh_process": ("adaptertest.ses", "probe_fresh_process"),
+    "system_prompt": ("adaptertest.sysprompt", "probe_system_prompt"),
 }
 """Probe name -> (family module, function): where the code that judges it lives.
 
@@ -81,6 +84,7 @@ class Suite:
         self._descriptor: Descriptor | None = None
         self._records: dict[str, tuple[ProbeRecord, float]] = {}
         self._secrets = _collect_secrets(options)
+        self.started_at = now_utc()
 
     # -- setup ----------------------------------------------------------------------------
 
@@ -275,6 +279,16 @@ class Suite:
             driver_type=self.driver_type,
             results=results,
             duration=time.perf_counter() - start,
+            run=self.run_info(),
+        )
+
+    def run_info(self) -> RunInfo:
+        """The report's ``run`` block: start time, backend, driver version, options."""
+        info = run_info(self.options, self._driver, self.started_at)
+        return dataclasses.replace(
+            info,
+            options={k: self.scrub(v) for k, v in info.options.items()},
+            labels={k: self.scrub(v) for k, v in info.labels.items()},
         )
 
     def close(self) -> None:

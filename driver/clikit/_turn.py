@@ -8,7 +8,7 @@ command line and the format) comes in as the ``argv`` builder and a
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 import anyio
@@ -101,6 +101,7 @@ async def run_turn(
     driver_type: str,
     argv: Callable[[str], Sequence[str]],
     cwd: str,
+    env: Mapping[str, str] | None = None,
     model: str,
     timeout: float,
     parser: Callable[[RunOutput], StreamParser],
@@ -146,6 +147,7 @@ async def run_turn(
         outcome = await run_cli(
             command,
             cwd=cwd or None,
+            env=env,
             timeout=timeout or None,
             on_spawn=spawned,
             on_chunk=out.chunk,
