@@ -149,4 +149,4 @@ def test_secret_environment_values_never_reach_the_page_or_table(
     matrix = load(report_files)
     for text in (render_html(matrix), render_markdown(matrix)):
         assert canary not in text
-        assert "[secret withheld]" in text
+        assert "secret withheld" in text
