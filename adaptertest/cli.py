@@ -398,10 +398,20 @@ def _progress(message: str) -> Iterator[None]:
         yield
 
 
+UNWRAPPED_WIDTH = 100_000
+"""The width of piped output: no line a user may copy is ever broken."""
+
+
 def _console() -> Console:
+    """The console of ``check`` and ``clauses``. Piped or in CI it never wraps (whatever
+    ``COLUMNS`` says); on a terminal, text lines are soft-wrapped by the terminal only,
+    so a copied line (a headline, the ``rerun alone:`` command) stays whole."""
     from rich.console import Console
 
-    return Console(file=sys.stdout, highlight=False)
+    console = Console(file=sys.stdout, highlight=False)
+    if not console.is_terminal:
+        console = Console(file=sys.stdout, highlight=False, width=UNWRAPPED_WIDTH)
+    return console
 
 
 # Flags that select or format the output: a rerun of one clause drops them.
@@ -451,10 +461,11 @@ def render_report(
     for r in report.failures:
         console.print()
         hint = rerun(r.clause) if rerun is not None else None
-        console.print(Text(r.describe(hint, details)))
+        console.print(Text(r.describe(hint, details)), soft_wrap=True)
     console.print()
     style = "bold red" if report.failures else "bold green"
-    console.print(Text(f"{report.driver_type or '?'}: {report.summary()}", style=style))
+    summary = Text(f"{report.driver_type or '?'}: {report.summary()}", style=style)
+    console.print(summary, soft_wrap=True)
 
 
 # -- clauses ---------------------------------------------------------------------------

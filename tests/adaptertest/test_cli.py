@@ -103,6 +103,29 @@ def test_check_failing_driver_exits_1_with_details(
     assert "[bold]odd[/bold]: " in out
 
 
+@pytest.mark.parametrize("columns", ["40", "80"])
+def test_piped_check_output_never_wraps(
+    user_module: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    columns: str,
+) -> None:
+    monkeypatch.setenv("COLUMNS", columns)
+    code = main(["check", f"{user_module}:make", "--clause", "DRV", "--probe-timeout", "30"])
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 1
+    rerun = (
+        f"  rerun alone: python -m adaptertest check {user_module}:make --probe-timeout 30 "
+        "--clause DRV-01"
+    )
+    assert rerun in lines
+    assert "DRV-01: descriptor().display_name is empty" in lines
+    (row,) = [line for line in lines if line.startswith("│ DRV-01 ")]
+    assert "descriptor().display_name is empty" in row  # the headline on its own row
+    rule = next(line for line in lines if line.startswith("  rule: "))
+    assert rule.endswith(".")  # the rule in one line
+
+
 def test_check_json_format_prints_the_report(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["check", REFERENCE, "--clause", "DRV", "--format", "json"])
     doc = json.loads(capsys.readouterr().out)
