@@ -28,6 +28,7 @@ from adaptertest.clauses import CLAUSES, clause_ids
 from adaptertest.options import Options, OptionsError
 from adaptertest.report import ClauseStatus, ConformanceReport
 from adaptertest.report_json import dumps, report_to_json
+from driver.errors import InvalidDriverConfigError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -91,7 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--config",
         metavar="JSON",
-        help="Options(config=...) as JSON text, or @FILE: a dict unless --config-class is given",
+        help="Options(config=...) as JSON text, or @FILE; an object is built with the driver's "
+        "config class (--config-class, the factory module's CONFIG_CLASS, or the type of the "
+        "published or held config), else passed as a dict",
     )
     check.add_argument(
         "--config-class",
@@ -230,6 +233,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _check(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     factory = load_callable(ns.target, what="MODULE:FACTORY")
     options = options_from_args(ns)
+    if isinstance(options.config, dict) and ns.config_class is None:
+        _refuse_a_refused_dict(factory, options.config)
     only = select_clauses(ns.clause)
     from rich.text import Text
 
@@ -328,7 +333,7 @@ def options_from_args(ns: argparse.Namespace) -> Options:
     if ns.concurrent is not None:
         kwargs["concurrent_runs"] = ns.concurrent
     if ns.config is not None or ns.config_class is not None:
-        kwargs["config"] = _config(ns.config, ns.config_class)
+        kwargs["config"] = _config(ns.config, ns.config_class, lambda: _config_class(ns, base))
     if ns.backend is not None:
         if ns.backend == "trio" and importlib.util.find_spec("trio") is None:
             raise UsageError("--backend trio needs trio: pip install 'agent-driver-kit[trio]'")
@@ -351,8 +356,50 @@ def options_from_args(ns: argparse.Namespace) -> Options:
         raise UsageError(f"{where}: {exc}") from None
 
 
-def _config(text: str | None, class_target: str | None) -> object:
-    """The --config value: parsed JSON, built by --config-class when one is given."""
+CONFIG_CLASS_ATTRIBUTE = "CONFIG_CLASS"
+"""A factory module may publish its driver's config class under this name."""
+
+
+def _config_class(ns: argparse.Namespace, base: Options) -> tuple[type, str] | None:
+    """The driver's config class and where it was found: the factory module's
+    ``CONFIG_CLASS``, the type of the published options' config, or the type of the
+    config a driver from the factory holds. None when none is known."""
+    module_name = ns.target.partition(":")[0]
+    try:
+        module = importlib.import_module(module_name)
+    except Exception:  # noqa: BLE001 - the factory import reports it
+        return None
+    published = getattr(module, CONFIG_CLASS_ATTRIBUTE, None)
+    if isinstance(published, type):
+        return published, f"{module_name}.{CONFIG_CLASS_ATTRIBUTE}"
+    if base.config is not None and not isinstance(base.config, dict | list | str | int | float):
+        return type(base.config), "the config of the published options"
+    try:
+        held = getattr(load_callable(ns.target, what="MODULE:FACTORY")(), "config", None)
+    except Exception:  # noqa: BLE001 - the suite reports a raising factory itself
+        return None
+    if held is not None and callable(getattr(type(held), "model_validate", None)):
+        return type(held), "the driver's config"
+    return None
+
+
+def _build_config(cls: Callable[..., Any], value: Any, name: str) -> object:
+    try:
+        validate = getattr(cls, "model_validate", None)
+        if callable(validate):
+            return validate(value)
+        return cls(**value) if isinstance(value, dict) else cls(value)
+    except Exception as exc:
+        raise UsageError(f"--config does not fit {name}: {exc}") from exc
+
+
+def _config(
+    text: str | None,
+    class_target: str | None,
+    find_class: Callable[[], tuple[type, str] | None] = lambda: None,
+) -> object:
+    """The --config value: parsed JSON, built by --config-class when one is given, else by
+    the driver's config class when one is found (``find_class``)."""
     value: Any = {}
     if text is not None:
         if text.startswith("@"):
@@ -364,16 +411,37 @@ def _config(text: str | None, class_target: str | None) -> object:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
             raise UsageError(f"--config is not valid JSON: {exc}") from exc
-    if class_target is None:
+    if class_target is not None:
+        cls = load_callable(class_target, what="--config-class MODULE:CLASS")
+        return _build_config(cls, value, class_target)
+    if not isinstance(value, dict):
         return value
-    cls = load_callable(class_target, what="--config-class MODULE:CLASS")
+    found = find_class()
+    if found is None:
+        return value
+    cls, where = found
+    name = f"{cls.__module__}.{cls.__qualname__} ({where})"
     try:
-        validate = getattr(cls, "model_validate", None)
+        return _build_config(cls, value, name)
+    except UsageError as exc:
+        raise UsageError(f"{exc}; pass --config-class MODULE:CLASS to choose the class") from None
+
+
+def _refuse_a_refused_dict(factory: Callable[[], object], config: dict[str, Any]) -> None:
+    """A JSON object the driver refuses as a config is a usage error naming the fix, not
+    a CFG-02 failure that reads as a driver bug."""
+    try:
+        validate = getattr(factory(), "validate_config", None)
         if callable(validate):
-            return validate(value)
-        return cls(**value) if isinstance(value, dict) else cls(value)
-    except Exception as exc:
-        raise UsageError(f"--config does not fit {class_target}: {exc}") from exc
+            validate(config)
+    except InvalidDriverConfigError as exc:
+        raise UsageError(
+            f"--config gave a JSON object, which the driver refuses as its config ({exc}): "
+            "pass --config-class MODULE:CLASS to build the driver's config class from it, or "
+            f"publish it as {CONFIG_CLASS_ATTRIBUTE} in the factory module"
+        ) from None
+    except Exception:  # noqa: BLE001 - a raising factory or check is the suite's to report
+        return
 
 
 def select_clauses(values: Sequence[str]) -> list[str] | None:

@@ -242,10 +242,87 @@ def test_options_defaults_and_plain_json_config() -> None:
     assert plain.config is None
     assert not plain.live_run
     assert (plain.backend, plain.probe_timeout) == ("asyncio", 30.0)
-    raw = options_from_args(
-        build_parser().parse_args(["check", REFERENCE, "--config", '{"a": [1]}'])
-    )
-    assert raw.config == {"a": [1]}
+
+
+CONFIG_MODULE = """
+from driver import InvalidDriverConfigError
+from referencedriver import ReferenceConfig, ReferenceDriver
+
+class TakesDicts:
+    def validate_config(self, config):
+        pass
+
+class Refuses:
+    def validate_config(self, config):
+        raise InvalidDriverConfigError(
+            "refuses", TypeError(f"unsupported config type {type(config).__qualname__}")
+        )
+
+def dicts():
+    return TakesDicts()
+
+def refuses():
+    return Refuses()
+"""
+
+PUBLISHED_MODULE = """
+from referencedriver import ReferenceConfig, ReferenceDriver
+
+CONFIG_CLASS = ReferenceConfig
+
+def make():
+    return object()
+"""
+
+
+@pytest.fixture
+def config_modules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "cli_user_configs.py").write_text(CONFIG_MODULE)
+    (tmp_path / "cli_user_published.py").write_text(PUBLISHED_MODULE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+
+def _config_of(*args: str) -> object:
+    return options_from_args(build_parser().parse_args(["check", *args])).config
+
+
+@pytest.mark.usefixtures("config_modules")
+def test_a_json_config_is_built_with_the_drivers_config_class() -> None:
+    # From the published options' config, and from the module's CONFIG_CLASS.
+    assert _config_of(REFERENCE, "--config", '{"model": "x"}') == ReferenceConfig(model="x")
+    published = _config_of("cli_user_published:make", "--config", '{"model": "y"}')
+    assert published == ReferenceConfig(model="y")
+    # From the config a driver of the factory holds.
+    held = _config_of(REFERENCE, "--options", "adaptertest:Options", "--config", '{"cwd": "w"}')
+    assert held == ReferenceConfig(cwd="w")
+    # No class to find: the JSON object as it is.
+    raw = _config_of("cli_user_configs:dicts", "--config", '{"a": [1]}')
+    assert raw == {"a": [1]}
+
+
+@pytest.mark.usefixtures("config_modules")
+def test_a_json_config_that_does_not_fit_names_the_class_and_the_flag(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["check", REFERENCE, "--config", '{"a": [1]}']) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("adaptertest check: error: --config does not fit ")
+    assert "referencedriver._config.ReferenceConfig" in err
+    assert "pass --config-class MODULE:CLASS" in err
+
+
+@pytest.mark.usefixtures("config_modules")
+def test_a_json_config_the_driver_refuses_says_pass_config_class(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = ["check", "cli_user_configs:refuses", "--config", '{"model": "x"}']
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("adaptertest check: error: --config gave a JSON object, which the ")
+    assert "unsupported config type dict" in err
+    assert "pass --config-class MODULE:CLASS" in err
+    assert "CONFIG_CLASS" in err
 
 
 class FakeTerminal(io.StringIO):
