@@ -155,7 +155,7 @@ def _discriminator(objects: Sequence[dict[str, Any] | None]) -> str:
 def load_source(path: Path) -> Source:
     """Read a plain JSONL transcript or a v1 recording (OSError, RecordingError)."""
     data = path.read_bytes()
-    if recording.is_recording(data.split(b"\n", 1)[0]):
+    if recording.is_recording(data.split(b"\n", 1)[0], source=path.name):
         played = recording.loads(data, source=path.name)
         stdout, stderr = played.stdout, played.stderr
         exit_code, signal = played.exit_code, played.signal
