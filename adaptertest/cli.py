@@ -66,6 +66,35 @@ OPTION_FLAGS: dict[str, str] = {
 }
 """The Options field each ``check`` flag sets, to name the flag when its value is bad."""
 
+CLI_WORDS: tuple[tuple[str, str], ...] = (
+    ("Options(concurrent_runs=N) (with live_run=True)", "--concurrent N (with --live)"),
+    ("Options(live_structured_output=True) (with live_run=True)", "--live"),
+    ("Options(live_run=True)", "--live"),
+    ("Options(show_live_details=True)", "--show-live-details"),
+    ("Options(config=...)", "--config JSON"),
+)
+"""How the suite's advice names an option, and the ``check`` flag that sets it."""
+
+
+def in_cli_words(text: str) -> str:
+    """``text`` with each piece of advice naming an Options field that ``check`` has a
+    flag for naming the flag instead (what a user of the CLI can act on)."""
+    for library, flag in CLI_WORDS:
+        text = text.replace(library, flag)
+    return text
+
+
+def _report_in_cli_words(report: ConformanceReport) -> ConformanceReport:
+    results = tuple(
+        dataclasses.replace(
+            r,
+            messages=tuple(map(in_cli_words, r.messages)),
+            notes=tuple(map(in_cli_words, r.notes)),
+        )
+        for r in report.results
+    )
+    return dataclasses.replace(report, results=results)
+
 
 # -- parser ----------------------------------------------------------------------------
 
@@ -241,7 +270,7 @@ def _check(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     from adaptertest._suite import check_driver
 
     with _progress(f"adaptertest: checking {ns.target}"):
-        report = check_driver(factory, options, only=only)
+        report = _report_in_cli_words(check_driver(factory, options, only=only))
     doc = report_to_json(report, name=ns.target, producer="cli")
     if ns.report is not None:
         try:
@@ -331,6 +360,11 @@ def options_from_args(ns: argparse.Namespace) -> Options:
     if ns.expect_failure is not None:
         kwargs["live_expect_failure"] = ns.expect_failure
     if ns.concurrent is not None:
+        if ns.concurrent > 0 and not kwargs["live_run"]:
+            raise UsageError(
+                f"--concurrent {ns.concurrent} needs --live: CON-01 starts that many live runs "
+                "on one driver instance"
+            )
         kwargs["concurrent_runs"] = ns.concurrent
     if ns.config is not None or ns.config_class is not None:
         kwargs["config"] = _config(ns.config, ns.config_class, lambda: _config_class(ns, base))

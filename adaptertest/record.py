@@ -411,8 +411,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="VALUE",
-        help=f"also replace VALUE by {DEFAULT_MARKER} (repeatable; at least {MIN_SECRET} "
-        "characters)",
+        help=f"also replace VALUE by {DEFAULT_MARKER} (repeatable; a value under {MIN_SECRET} "
+        "characters is left alone, with a notice, as environment values are)",
     )
     parser.add_argument(
         "--no-redact",
@@ -454,12 +454,6 @@ def _check(ns: argparse.Namespace) -> None:
         raise UsageError("no command to record: put it after --, e.g. OUT -- claude -p hi")
     if ns.no_redact and ns.secret:
         raise UsageError("--secret and --no-redact contradict each other")
-    for number, value in enumerate(ns.secret, start=1):
-        if len(value) < MIN_SECRET:
-            raise UsageError(
-                f"--secret #{number} is shorter than {MIN_SECRET} characters: replacing it "
-                "would garble the recording"
-            )
     out: Path = ns.out
     parent = out.parent
     if not parent.is_dir():

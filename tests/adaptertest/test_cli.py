@@ -450,3 +450,23 @@ def test_drift_flag_without_a_published_option_is_a_usage_error(
     err = capsys.readouterr().err
     assert "--drift needs a drift option" in err
     assert "referencedriver:adaptertest_options publishes none" in err
+
+
+def test_concurrent_without_live_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", REFERENCE, "--options", "adaptertest:Options", "--concurrent", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("adaptertest check: error: --concurrent 2 needs --live")
+    live = build_parser().parse_args(["check", REFERENCE, "--concurrent", "2", "--live"])
+    assert options_from_args(live).concurrent_runs == 2
+    off = build_parser().parse_args(["check", REFERENCE, "--concurrent", "0"])
+    assert options_from_args(off).concurrent_runs == 0
+
+
+def test_skip_reasons_name_the_cli_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", REFERENCE, "--clause", "CON,SO", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    reasons = [m for r in doc["drivers"][0]["clauses"] for m in r["messages"]]
+    con = next(m for m in reasons if m.startswith("CON-01 skipped"))
+    assert "pass --live as well" in con
+    assert not [m for m in reasons if "Options(live_run=True)" in m], reasons
+    assert not [m for m in reasons if "Options(live_structured_output=True)" in m], reasons
