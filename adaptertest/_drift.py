@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import adaptertest.recording as recording
+from adaptertest.report import plural
 
 if TYPE_CHECKING:
     from hypothesis.strategies import DrawFn, SearchStrategy
@@ -708,7 +709,7 @@ def _chunked(source: Source, data: bytes, label: str, cuts: list[tuple[int, floa
         start = offset
     chunks.append(recording.Chunk(clock, recording.STDOUT, data[start:]))
     chunks.extend(recording.Chunk(clock, c.fd, c.data) for c in _stderr(source))
-    text = f"{label} in {len(chunks)} chunks: " + "; ".join(words)
+    text = f"{label} in {plural(len(chunks), 'chunk')}: " + "; ".join(words)
     return Variant(tuple(chunks), source.exit_code, source.signal, text, realtime=clock > 0)
 
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from adaptertest import __version__, _extra, _scaffold, record, replay
 from adaptertest.clauses import CLAUSES, clause_ids
 from adaptertest.options import Options, OptionsError
-from adaptertest.report import ClauseStatus, ConformanceReport
+from adaptertest.report import UNKNOWN_DRIVER, ClauseStatus, ConformanceReport
 from adaptertest.report_json import dumps, report_to_json
 from driver.errors import InvalidDriverConfigError
 
@@ -566,7 +566,7 @@ def render_report(
         console.print(Text(r.describe(hint, details)), soft_wrap=True)
     console.print()
     style = "bold red" if report.failures else "bold green"
-    summary = Text(f"{report.driver_type or '?'}: {report.summary()}", style=style)
+    summary = Text(f"{report.driver_type or UNKNOWN_DRIVER}: {report.summary()}", style=style)
     console.print(summary, soft_wrap=True)
 
 

@@ -519,7 +519,11 @@ def run(ns: argparse.Namespace) -> int:
     else:
         status = f"exit status {recording.exit_code}"
     redacted = ", ".join(recording.redactions) or "nothing found"
-    notice(f"wrote {ns.out}: {len(recording.chunks)} chunks, {status}; redacted: {redacted}")
+    from adaptertest.report import plural
+
+    notice(
+        f"wrote {ns.out}: {plural(len(recording.chunks), 'chunk')}, {status}; redacted: {redacted}"
+    )
     if ns.no_redact:
         notice("--no-redact: secrets were kept; check the file before sharing it")
     return recording.returncode

@@ -470,3 +470,24 @@ def test_skip_reasons_name_the_cli_flags(capsys: pytest.CaptureFixture[str]) -> 
     assert "pass --live as well" in con
     assert not [m for m in reasons if "Options(live_run=True)" in m], reasons
     assert not [m for m in reasons if "Options(live_structured_output=True)" in m], reasons
+
+
+def test_a_raising_factory_is_summarised_by_name_not_a_question_mark(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "cli_user_raising.py").write_text(
+        "def make():\n    raise RuntimeError('config missing')\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["check", "cli_user_raising:make", "--clause", "DRV"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1].startswith("driver type unknown (see DRV-01): 1 failed, 2 skipped")
+    assert not [line for line in lines if line.startswith("?")]
+    assert "DRV-01: the factory raised builtins.RuntimeError" in "\n".join(lines)
+
+
+def test_counts_agree_with_their_noun() -> None:
+    from adaptertest.report import plural
+
+    assert [plural(n, "chunk") for n in (0, 1, 2)] == ["0 chunks", "1 chunk", "2 chunks"]
