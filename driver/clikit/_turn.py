@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import anyio
 
@@ -42,7 +42,7 @@ from driver.clikit._emit import RunOutput
 from driver.clikit._process import ProcessOutcome, run_cli
 from driver.clikit._structured import StructuredSource, judge_structured
 
-__all__ = ["GUARDED_KEYS", "SessionMismatchError", "StreamParser", "run_turn"]
+__all__ = ["GUARDED_KEYS", "MetadataSource", "SessionMismatchError", "StreamParser", "run_turn"]
 
 GUARDED_KEYS = (SESSION_PARAM_CWD, SESSION_PARAM_PROFILE_FINGERPRINT)
 """Session values that must match before a stored session may be resumed."""
@@ -92,6 +92,15 @@ class StreamParser(Protocol):
 
     def failure(self, outcome: ProcessOutcome, timeout: float) -> RunFailure | None:
         """Classify the run; None only for a successful terminal event and a clean exit."""
+
+
+@runtime_checkable
+class MetadataSource(Protocol):
+    """A parser with facts for ``Response.metadata`` whatever the outcome (API retries the
+    CLI made before it succeeded, say): a host sees them on a successful run too."""
+
+    def run_metadata(self) -> dict[str, str]:
+        """String facts about the run, read once the process has ended."""
 
 
 async def run_turn(
@@ -213,6 +222,7 @@ async def run_turn(
         timed_out=outcome.timed_out,
         usage=stream_parser.usage,
         checkpoint=checkpoint,
+        metadata=stream_parser.run_metadata() if isinstance(stream_parser, MetadataSource) else {},
         provider=driver_type,
         model=stream_parser.model or model,
         summary=failure.message if failure is not None else f"{driver_type} run succeeded",
