@@ -44,6 +44,7 @@ PROBE_FUNCTIONS: dict[str, tuple[str, str]] = {
     "live_structured_output": ("adaptertest.liv", "probe_live_structured_output"),
     "concurrent_runs": ("adaptertest.con", "probe_concurrent_runs"),
     "drift": ("adaptertest.dft", "probe_drift"),
+    "system_prompt": ("adaptertest.sysprompt", "probe_system_prompt"),
 }
 """Probe name -> (family module, function): where the code that judges it lives.
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from driver.run import SessionState
 
@@ -95,6 +95,26 @@ class Drift:
         object.__setattr__(self, "recordings", tuple(paths))
         object.__setattr__(self, "driver", driver)
         object.__setattr__(self, "max_examples", max_examples)
+
+
+@runtime_checkable
+class ModelRequest(Protocol):
+    """One request the model side received, as the live checks that need it read it.
+
+    ``system_text`` is all the system, instructions and developer text of the request;
+    ``user_text`` the text of its user turns. The model-API emulator's
+    ``RecordedRequest`` has both; any object with the two ``str`` attributes will do.
+    """
+
+    @property
+    def system_text(self) -> str: ...
+
+    @property
+    def user_text(self) -> str: ...
+
+
+ModelRequests = Callable[[], Sequence[ModelRequest]]
+"""Returns every request the model side has received so far, oldest first."""
 
 
 class OptionsError(TypeError, ValueError):
@@ -180,6 +200,10 @@ class Options:
     drift: Drift | None = None
     """The format-drift probe (DFT-01..03) for a CLI driver: its recordings and how to build
     it around a command; None turns it off. See :class:`Drift`."""
+    model_requests: ModelRequests | None = None
+    """What the model side of a live run received (for example ``lambda: emu.requests``
+    with the model-API emulator): a callable returning every :class:`ModelRequest` so
+    far. Enables the live checks that need the model side (SYS-02); None skips them."""
 
     def __post_init__(self) -> None:
         # Every field goes through its entry in FIELD_CHECKS; the first bad one raises.
@@ -351,6 +375,18 @@ def _drift(name: str, value: Any) -> Drift | None:
     return value
 
 
+def _model_requests(name: str, value: Any) -> ModelRequests | None:
+    if value is not None and (not callable(value) or isinstance(value, type)):
+        raise OptionsError(
+            name,
+            "a callable taking no arguments that returns the model requests so far "
+            "(for example lambda: emulator.requests), or None",
+            value,
+        )
+    checked: ModelRequests | None = value
+    return checked
+
+
 FIELD_CHECKS: dict[str, Check] = {
     "config": _anything,
     "session_state": _session_state,
@@ -378,6 +414,7 @@ FIELD_CHECKS: dict[str, Check] = {
         _text(blank=False), "a non-blank str (why the run is expected to fail) or None"
     ),
     "drift": _drift,
+    "model_requests": _model_requests,
 }
 """Field name -> its check. Every ``Options`` field has exactly one entry."""
 
