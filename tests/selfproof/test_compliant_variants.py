@@ -25,6 +25,7 @@ from hostile import (
     full_descriptor,
     mirror_item,
     profile_checkpoint,
+    refuse_append,
     reject_foreign,
     respond,
     structured_answer,
@@ -144,6 +145,7 @@ class MinimalDriver:
         reject_foreign(config)
 
     async def run(self, request: Request, sink: EventSink) -> Response:
+        refuse_append(self.descriptor().type, request)
         transcript: list[TranscriptItem] = []
         output = answer(request)
         mirror_item(sink, transcript, TranscriptItem(kind=TranscriptKind.INIT, model="m-1"))
@@ -192,6 +194,7 @@ class PlainTextStreamer(MinimalDriver):
         return None
 
     async def run(self, request: Request, sink: EventSink) -> Response:
+        refuse_append(self.descriptor().type, request)
         output = answer(request)
         transcript: list[TranscriptItem] = []
         if request.streaming:
@@ -294,6 +297,7 @@ class SyncDriver:
         return fingerprint(self._config)
 
     def run(self, request: Request, sink: EventSink) -> Response:
+        refuse_append(self.descriptor().type, request)
         return respond(request, sink)
 
 
@@ -355,6 +359,7 @@ class DeferredDriver(SyncDriver):
 
     def run(self, request: Request, sink: EventSink) -> Awaitable[Response]:  # type: ignore[override]
         async def later() -> Response:
+            refuse_append(self.descriptor().type, request)
             return respond(request, sink)
 
         return later()
@@ -489,6 +494,7 @@ class ObservingStreamer(SyncDriver):
         )
 
     async def run(self, request: Request, sink: EventSink) -> Response:  # type: ignore[override]
+        refuse_append(self.descriptor().type, request)
         output = answer(request)
         facts = _facts()
         for payload in _rich_stream(output, facts) if request.streaming else facts:
