@@ -13,7 +13,7 @@ import pytest
 
 from adaptertest import clikit as testing
 from adaptertest import recording
-from adaptertest.clikit import TEXT, TOOL, Case
+from adaptertest.clikit import REASONING, TEXT, TOOL, Case
 from claude_driver import ClaudeStreamParser, claude_usage
 from driver import Usage
 
@@ -95,6 +95,48 @@ CASES = [
         "2ca60c92-5846-47d5-839c-71cd8bf6f867",
         None,
         usage=usage(1600, 1400, 8, 1),
+    ),
+    Case(
+        # thinking and text of one message; the CLI's system/thinking_tokens lines before
+        # them (estimates while thinking streams) are skipped.
+        "real_thinking.jsonl",
+        0,
+        ("init", "thinking", "assistant", "result"),
+        ("step.started", *REASONING, *TEXT, "step.finished"),
+        "OK",
+        True,
+        "9714933d-471d-4c32-88c2-555e8509e93a",
+        None,
+        usage=usage(1100, 0, 40, 4),
+    ),
+    Case(
+        # --max-turns 1: the tool ran, the next model request was not made.
+        "real_max_turns.jsonl",
+        1,
+        ("init", "assistant", "tool_call", "tool_result", "result"),
+        ("step.started", *TEXT, *TOOL, "step.finished"),
+        "Reading the note.",
+        False,
+        "55cb686d-cb33-4e95-8ff6-560baab80433",
+        "Reached maximum number of turns (1)",
+        usage=usage(1400, 0, 30, 5),
+        failure_metadata={"subtype": "error_max_turns", "terminal_reason": "max_turns"},
+    ),
+    Case(
+        # --max-budget-usd 0.5 against a 400k-token answer: stopped before the tool ran.
+        "real_budget_stop.jsonl",
+        1,
+        ("init", "assistant", "tool_call", "result"),
+        ("step.started", *TEXT, "tool_call.start", "tool_call.end", "step.finished"),
+        "Reading the note.",
+        False,
+        "c7a9d0f8-f1a5-4b6c-ad4a-abf063ee8357",
+        "Reached maximum budget ($0.5)",
+        usage=usage(400000, 0, 30, 1200),
+        failure_metadata={
+            "subtype": "error_max_budget_usd",
+            "terminal_reason": "budget_exhausted",
+        },
     ),
     Case(
         "real_retry_429.jsonl",
