@@ -25,8 +25,9 @@ With ``--scenario FILE`` the command runs against the kit's model-API emulator
 (:mod:`adaptertest.emulator`) playing that scenario: the recorder starts it on 127.0.0.1,
 sets ``ADAPTERTEST_EMULATOR_URL``, ``ANTHROPIC_BASE_URL``, ``GOOGLE_GEMINI_BASE_URL`` and
 ``OPENAI_BASE_URL`` (with ``/v1``) in the command's environment, replaces the API keys
-the three CLIs read by a dummy, and replaces a literal ``{emulator}`` in the command's
-arguments by the emulator's base URL. Its ephemeral port is written as ``{emulator}``
+the three CLIs read by a dummy (and sets ``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1``,
+which keeps Claude Code's telemetry look-ups off the network), and replaces a literal
+``{emulator}`` in the command's arguments by the emulator's base URL. Its ephemeral port is written as ``{emulator}``
 in the file, so a recording does not change with the port. The header names the CLI and
 its version (``--cli NAME``, or the program's name when it is ``claude``, ``codex`` or
 ``gemini``; the version is what ``PROGRAM --version`` prints).
@@ -438,6 +439,8 @@ def emulator_env(base_url: str) -> dict[str, str]:
         "ANTHROPIC_API_KEY": DUMMY_KEY,
         "GEMINI_API_KEY": DUMMY_KEY,
         "OPENAI_API_KEY": DUMMY_KEY,
+        # Claude Code otherwise looks up its telemetry hosts: traffic beyond loopback.
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
     }
 
 
