@@ -27,8 +27,9 @@ sets ``ADAPTERTEST_EMULATOR_URL``, ``ANTHROPIC_BASE_URL``, ``GOOGLE_GEMINI_BASE_
 ``OPENAI_BASE_URL`` (with ``/v1``) in the command's environment, replaces the API keys
 the three CLIs read by a dummy (and sets ``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1``,
 which keeps Claude Code's telemetry look-ups off the network), and replaces a literal
-``{emulator}`` in the command's arguments by the emulator's base URL. Its ephemeral port is written as ``{emulator}``
-in the file, so a recording does not change with the port. The header names the CLI and
+``{emulator}`` in the command's arguments by the emulator's base URL. Its ephemeral
+address is written as ``{emulator}`` in the file, so a recording does not change with
+the port. The header names the CLI and
 its version (``--cli NAME``, or the program's name when it is ``claude``, ``codex`` or
 ``gemini``; the version is what ``PROGRAM --version`` prints).
 
