@@ -109,9 +109,10 @@ CLAUSES: tuple[Clause, ...] = (
         "resume declaration is truthful",
         "sessions.supports_resume holds exactly when session_codec() gives a codec; a "
         "resumable driver also has a non-blank, stable session_config_fingerprint(), and "
-        "codec name and fingerprint agree across instances.",
+        "codec name and fingerprint agree across instances and in a fresh interpreter.",
         H,
         "capability_declarations",
+        "fresh_process",
     ),
     _c(
         "CAP-02",
@@ -251,9 +252,11 @@ CLAUSES: tuple[Clause, ...] = (
     _c(
         "SES-05",
         "guard fingerprint is deterministic",
-        "guard_fingerprint is non-empty and equal for equal params.",
+        "guard_fingerprint is non-empty and equal for equal params, in this interpreter "
+        "and in a fresh one with another hash seed.",
         H,
         "session_codec",
+        "fresh_process",
     ),
     _c(
         "SES-06",
@@ -669,6 +672,7 @@ PROBES: tuple[str, ...] = (
     "live_structured_output",
     "concurrent_runs",
     "drift",
+    "fresh_process",
     "system_prompt",
 )
 """Every probe, in the order the suite runs them."""

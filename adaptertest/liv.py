@@ -32,6 +32,7 @@ from adaptertest._calls import (
     describe_hang,
     driver_location,
     is_driver_fault,
+    is_unrequested_cancel,
 )
 from adaptertest._probe import ProbeContext
 from adaptertest._shape import shape_problem
@@ -426,7 +427,7 @@ async def run_once(
                 value = await value
             result.value = value
         except BaseException as exc:
-            if not is_driver_fault(exc):
+            if not is_driver_fault(exc) and not is_unrequested_cancel(exc, scope):
                 raise
             result.error = exc
     sink.seal()

@@ -76,6 +76,10 @@ class CLIDriver(ABC, Generic[ConfigT]):
     """Options of the CLI that set its own system prompt (``--system-prompt`` ...): an
     ``extra_args`` entry equal to one, or starting with one, makes a run with an appended
     system prompt fail with ``conflicting_extra_args``."""
+    supported_cli_versions: ClassVar[str] = ""
+    """The CLI releases this driver supports, as a range such as ``">=2.1.323,<2.2"``;
+    empty means undeclared. ``adaptertest sweep --supported MODULE:CLASS`` marks the
+    releases outside it."""
 
     def __init__(self, config_type: type[ConfigT], config: ConfigT | None) -> None:
         """``config_type`` is the subclass's config; None means its defaults."""

@@ -71,6 +71,7 @@ class ClaudeDriver(CLIDriver[ClaudeConfig]):
 
     driver_type = CLAUDE_DRIVER_TYPE
     fingerprint_domain = FINGERPRINT_DOMAIN
+    supported_cli_versions = ">=2.1.323"
     install_hint = "install Claude Code or set ClaudeConfig.command"
     system_prompt_flags = ("--append-system-prompt", "--system-prompt")
 
