@@ -17,6 +17,7 @@ their own. The environment the tier gives the CLI:
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import json
 import os
 import shutil
@@ -29,7 +30,15 @@ import pytest
 import adaptertest
 from adaptertest import Level, Options, RecordingSink, realcli
 from adaptertest import clikit as testing
-from adaptertest.emulator import Emulator, Fault, Scenario, ToolCall, Turn, TurnUsage
+from adaptertest.emulator import (
+    Emulator,
+    Fault,
+    RecordedRequest,
+    Scenario,
+    ToolCall,
+    Turn,
+    TurnUsage,
+)
 from adaptertest.options import Backend
 from claude_driver import ClaudeConfig, ClaudeDriver
 from driver import (
@@ -97,19 +106,39 @@ SUITE_SCENARIO = Scenario(
 )
 
 
+SHARED_ENV = "ADAPTERTEST_CLAUDE_TIER"
+"""Set by the process that started the suite's emulator: its base URL and the shared
+folder, so a fresh interpreter importing this module (the suite's cross-process checks)
+builds the very same config instead of starting an emulator of its own."""
+
+
 class _Shared:
-    """The suite's emulator and home, started at import when the CLI is there."""
+    """The suite's emulator and home: started at import when the CLI is there, or, in a
+    child of that process, the parent's."""
 
     def __init__(self) -> None:
-        self.root = Path(tempfile.mkdtemp(prefix="adk-claude-tier-"))
-        self.emulator = Emulator(SUITE_SCENARIO).start()
         program = realcli.locate("claude")
         assert program is not None  # SKIP is None
-        self.config = claude_config(program, self.emulator.base_url, self.root)
-        atexit.register(self.close)
+        inherited = os.environ.get(SHARED_ENV)
+        self.emulator: Emulator | None = None
+        if inherited:
+            handed = json.loads(inherited)
+            self.root, base_url = Path(handed["root"]), str(handed["base_url"])
+        else:
+            self.root = Path(tempfile.mkdtemp(prefix="adk-claude-tier-"))
+            self.emulator = Emulator(SUITE_SCENARIO).start()
+            base_url = self.emulator.base_url
+            os.environ[SHARED_ENV] = json.dumps({"root": str(self.root), "base_url": base_url})
+            atexit.register(self.close)
+        self.config = claude_config(program, base_url, self.root)
+
+    def requests(self) -> list[RecordedRequest]:
+        return self.emulator.requests if self.emulator is not None else []
 
     def close(self) -> None:
-        self.emulator.stop()
+        os.environ.pop(SHARED_ENV, None)
+        if self.emulator is not None:
+            self.emulator.stop()
         shutil.rmtree(self.root, ignore_errors=True)
 
 
@@ -121,14 +150,9 @@ def suite_options(backend: Backend) -> Options:
     model side read from the emulator (SYS-02)."""
     if SHARED is None:
         return Options(skip_live_run=SKIP)
-    emulator = SHARED.emulator
-    options = testing.full_options(SHARED.config, resume_id=RESUME_ID, backend=backend)
-    return Options(
-        **{
-            **{f: getattr(options, f) for f in options.__dataclass_fields__},
-            "model_requests": lambda: emulator.requests,
-        }
-    )
+    shared = SHARED
+    options = testing.full_options(shared.config, resume_id=RESUME_ID, backend=backend)
+    return dataclasses.replace(options, model_requests=shared.requests)
 
 
 def new_driver() -> ClaudeDriver:
@@ -303,6 +327,27 @@ async def test_resume_sends_the_first_exchange_and_counts_only_the_second_run(
     # The CLI's modelUsage counts the whole session; the run's usage is its own.
     assert second.usage is not None
     assert (second.usage.input_tokens, second.usage.output_tokens) == (1000, 3)
+
+
+@pytest.mark.anyio
+async def test_a_resumed_run_appends_its_own_system_prompt(claude: Path, tmp_path: Path) -> None:
+    """Claude Code replays a session's first system prompt on resume unless the driver
+    says ``--system-prompt-snapshot off``: the second run's append must reach the model,
+    and the first run's must not come back."""
+    with Emulator(Scenario(turns=[Turn(text="OK")], repeat_last=True)) as emu:
+        config = claude_config(claude, emu.base_url, tmp_path)
+        first, _ = await run(config, append_system_prompt="Canary-one: answer briefly.")
+        assert first.checkpoint is not None, first.failure
+        session = SessionContext(state=first.checkpoint.state)
+        second, _ = await run(
+            config, "Again?", session=session, append_system_prompt="Canary-two: be formal."
+        )
+    assert second.failure is None, second.failure
+    one, two = emu.main_requests
+    assert "Canary-one" in one.system_text
+    assert "Canary-two" in two.system_text
+    assert "Canary-one" not in two.system_text
+    assert "Canary" not in two.user_text
 
 
 @pytest.mark.anyio
