@@ -56,7 +56,14 @@ from driver.clikit._structured import (
     native_schema,
     schema_file,
 )
-from driver.clikit._turn import GUARDED_KEYS, SessionMismatchError, StreamParser, run_turn
+from driver.clikit._turn import (
+    GUARDED_KEYS,
+    MetadataSource,
+    SessionCarry,
+    SessionMismatchError,
+    StreamParser,
+    run_turn,
+)
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -69,10 +76,12 @@ __all__ = [
     "CLIDriver",
     "JsonlParser",
     "LineFramer",
+    "MetadataSource",
     "NativeSchema",
     "ProcessOutcome",
     "ResumeCodec",
     "RunOutput",
+    "SessionCarry",
     "SessionMismatchError",
     "StreamParser",
     "StructuredSource",

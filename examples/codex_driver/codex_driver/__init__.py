@@ -19,16 +19,19 @@ from codex_driver._config import (
     DEFAULT_COMMAND,
     DEFAULT_TIMEOUT,
     FINGERPRINT_DOMAIN,
+    RUN_FLAGS,
     CodexConfig,
 )
 from codex_driver._driver import CodexDriver, build_argv
-from codex_driver._parser import CodexStreamParser
+from codex_driver._parser import THREAD_USAGE_KEY, CodexStreamParser
 
 __all__ = [
     "CODEX_DRIVER_TYPE",
     "DEFAULT_COMMAND",
     "DEFAULT_TIMEOUT",
     "FINGERPRINT_DOMAIN",
+    "RUN_FLAGS",
+    "THREAD_USAGE_KEY",
     "CodexConfig",
     "CodexDriver",
     "CodexStreamParser",

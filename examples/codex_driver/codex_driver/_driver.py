@@ -11,6 +11,7 @@ from codex_driver._config import (
     CODEX_DRIVER_TYPE,
     DEFAULT_TIMEOUT,
     FINGERPRINT_DOMAIN,
+    RUN_FLAGS,
     CodexConfig,
 )
 from codex_driver._parser import CodexStreamParser
@@ -36,7 +37,7 @@ def build_argv(
     starting with ``-`` (or spelling a subcommand) a prompt. ``schema_path``
     (a file holding the JSON Schema) asks for native structured output.
     """
-    argv = [*config.command, "exec", "--json"]
+    argv = [*config.command, "exec", "--json", *RUN_FLAGS]
     if model:
         argv += ["--model", model]
     if schema_path:

@@ -20,6 +20,7 @@ from adaptertest import clikit as testing
 from adaptertest.clikit import REASONING, TEXT, TOOL, Case, Replay
 from codex_driver import (
     CODEX_DRIVER_TYPE,
+    RUN_FLAGS,
     CodexConfig,
     CodexDriver,
     CodexStreamParser,
@@ -348,6 +349,7 @@ async def test_command_line_carries_model_resume_and_prompt(
     assert passed == [
         "exec",
         "--json",
+        *RUN_FLAGS,
         "--model",
         "gpt-other",
         "--sandbox",
@@ -447,6 +449,7 @@ def test_the_schema_file_goes_before_the_resume_subcommand() -> None:
         "codex",
         "exec",
         "--json",
+        *RUN_FLAGS,
         "--output-schema",
         "/tmp/s.json",
         "--sandbox",
