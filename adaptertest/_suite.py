@@ -7,6 +7,7 @@ report; :func:`adaptertest.test_driver` asks it for one clause at a time, so
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import threading
@@ -19,10 +20,11 @@ from pydantic import BaseModel, SecretBytes, SecretStr
 from adaptertest._calls import CallRunner, Outcome, describe_error, describe_hang, driver_traceback
 from adaptertest._imports import import_attr
 from adaptertest._probe import ProbeAbort, ProbeContext, ProbeRecord
+from adaptertest._runinfo import now_utc, run_info
 from adaptertest._violation import render
 from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES, clause_ids
 from adaptertest.options import Options
-from adaptertest.report import ClauseResult, ClauseStatus, ConformanceReport
+from adaptertest.report import ClauseResult, ClauseStatus, ConformanceReport, RunInfo
 from driver.descriptor import Descriptor
 
 Probe = Callable[[ProbeContext], None]
@@ -82,6 +84,7 @@ class Suite:
         self._descriptor: Descriptor | None = None
         self._records: dict[str, tuple[ProbeRecord, float]] = {}
         self._secrets = _collect_secrets(options)
+        self.started_at = now_utc()
 
     # -- setup ----------------------------------------------------------------------------
 
@@ -266,6 +269,16 @@ class Suite:
             driver_type=self.driver_type,
             results=results,
             duration=time.perf_counter() - start,
+            run=self.run_info(),
+        )
+
+    def run_info(self) -> RunInfo:
+        """The report's ``run`` block: start time, backend, driver version, options."""
+        info = run_info(self.options, self._driver, self.started_at)
+        return dataclasses.replace(
+            info,
+            options={k: self.scrub(v) for k, v in info.options.items()},
+            labels={k: self.scrub(v) for k, v in info.labels.items()},
         )
 
     def close(self) -> None:

@@ -180,6 +180,9 @@ class Options:
     drift: Drift | None = None
     """The format-drift probe (DFT-01..03) for a CLI driver: its recordings and how to build
     it around a command; None turns it off. See :class:`Drift`."""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """Free-form facts about this run for reports and the matrix, such as
+    ``{"cli": "claude", "cli_version": "2.1.328"}``: non-blank names, string values."""
 
     def __post_init__(self) -> None:
         # Every field goes through its entry in FIELD_CHECKS; the first bad one raises.
@@ -351,6 +354,20 @@ def _drift(name: str, value: Any) -> Drift | None:
     return value
 
 
+def _labels(name: str, value: Any) -> Mapping[str, str]:
+    if not isinstance(value, Mapping):
+        raise OptionsError(name, "a mapping of label name to str, such as {'cli': 'claude'}", value)
+    labels = dict(value)
+    for key, text in labels.items():
+        if not isinstance(key, str) or not key.strip() or any(c in key for c in "=\n"):
+            raise OptionsError(
+                name, "a non-blank str with no '=' or newline", key, where=f"{name}: each key"
+            )
+        if not isinstance(text, str):
+            raise OptionsError(name, "a str", text, where=f"{name}[{key!r}]")
+    return MappingProxyType(labels)
+
+
 FIELD_CHECKS: dict[str, Check] = {
     "config": _anything,
     "session_state": _session_state,
@@ -378,6 +395,7 @@ FIELD_CHECKS: dict[str, Check] = {
         _text(blank=False), "a non-blank str (why the run is expected to fail) or None"
     ),
     "drift": _drift,
+    "labels": _labels,
 }
 """Field name -> its check. Every ``Options`` field has exactly one entry."""
 

@@ -9,7 +9,8 @@ codec, the run's guard/classify/respond flow, the driver methods around it,
 reading JSONL, the descriptor, and the wording of the probes. A driver adds
 its command line and a parser for its format.
 
-- ``_config.py``: :class:`CLIConfig`, the fields every CLI driver is built with.
+- ``_config.py``: :class:`CLIConfig`, the fields every CLI driver is built with (its
+  environment and home included), and the masking of secret values.
 - ``_driver.py``: :class:`CLIDriver`, the driver methods a subclass configures.
 - ``_process.py``: spawning the CLI, reading its pipes, the deadline.
 - ``_emit.py``: stream payloads (whole blocks or token deltas, vendor kinds), run
@@ -27,7 +28,7 @@ the suite's test stack; nothing here imports it).
 from __future__ import annotations
 
 from driver.clikit._codec import ResumeCodec
-from driver.clikit._config import DEFAULT_TIMEOUT, CLIConfig
+from driver.clikit._config import DEFAULT_TIMEOUT, REDACTED, CLIConfig, masked_env
 from driver.clikit._driver import CLIDriver
 from driver.clikit._emit import BlockKind, RunOutput
 from driver.clikit._jsonl import (
@@ -70,6 +71,7 @@ __all__ = [
     "DRAIN_SECONDS",
     "GUARDED_KEYS",
     "KILL_GRACE_SECONDS",
+    "REDACTED",
     "STDERR_TAIL",
     "BlockKind",
     "CLIConfig",
@@ -91,6 +93,7 @@ __all__ = [
     "judge_structured",
     "list_field",
     "make_usage",
+    "masked_env",
     "native_schema",
     "program_report",
     "read_usage",

@@ -11,7 +11,7 @@ import contextlib
 import os
 import signal
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import anyio
@@ -70,6 +70,7 @@ async def run_cli(
     argv: Sequence[str],
     *,
     cwd: str | None,
+    env: Mapping[str, str] | None = None,
     timeout: float | None,
     on_spawn: Callable[[int], None],
     on_chunk: Callable[[str, bytes], None],
@@ -77,12 +78,18 @@ async def run_cli(
 ) -> ProcessOutcome:
     """Run ``argv`` to completion with stdin closed; stop it after ``timeout`` seconds.
 
+    ``env`` is the whole environment of the process (None: this process's).
+
     Raises ``OSError`` when the program cannot be started. When the caller's
     scope is cancelled the process group is stopped before the cancellation
     propagates, so no CLI outlives its run.
     """
     process = await anyio.open_process(
-        list(argv), cwd=cwd, stdin=subprocess.DEVNULL, start_new_session=os.name == "posix"
+        list(argv),
+        cwd=cwd,
+        env=dict(env) if env is not None else None,
+        stdin=subprocess.DEVNULL,
+        start_new_session=os.name == "posix",
     )
     on_spawn(process.pid)
     stdout, stderr = bytearray(), bytearray()

@@ -133,6 +133,7 @@ async def run_turn(
     driver_type: str,
     argv: Callable[[str], Sequence[str]],
     cwd: str,
+    env: Mapping[str, str] | None = None,
     model: str,
     timeout: float,
     parser: Callable[[RunOutput], StreamParser],
@@ -180,6 +181,7 @@ async def run_turn(
         outcome = await run_cli(
             command,
             cwd=cwd or None,
+            env=env,
             timeout=timeout or None,
             on_spawn=spawned,
             on_chunk=out.chunk,

@@ -88,6 +88,12 @@ WRONG: dict[str, list[tuple[Any, str]]] = {
         ("success.jsonl", "an adaptertest.Drift or None"),
         (True, "an adaptertest.Drift or None"),
     ],
+    "labels": [
+        (["cli=claude"], "a mapping of label name to str"),
+        ({"": "x"}, "a non-blank str with no '=' or newline"),
+        ({"a=b": "x"}, "a non-blank str with no '=' or newline"),
+        ({"cli": 2}, "a str"),
+    ],
 }
 
 RECORDING = Path(__file__).resolve().parents[2] / "examples/claude_driver/recordings/success.jsonl"
@@ -119,6 +125,7 @@ RIGHT: dict[str, tuple[Any, Any]] = {
     "concurrent_runs": (2, 2),
     "live_expect_failure": ("a replayed 429", "a replayed 429"),
     "drift": (DRIFT, DRIFT),
+    "labels": ({"cli": "claude"}, {"cli": "claude"}),
 }
 
 
@@ -167,7 +174,7 @@ def test_legal_values_are_stored_normalized(name: str) -> None:
     given, stored = RIGHT[name]
     options = Options(**{name: given})
     assert getattr(options, name) == stored
-    assert type(getattr(options, name)) is type(stored) or name == "known_failures"
+    assert type(getattr(options, name)) is type(stored) or name in ("known_failures", "labels")
 
 
 def test_known_failures_are_stored_read_only() -> None:

@@ -7,6 +7,8 @@ the command line and the parser.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from claude_driver._config import (
     CLAUDE_DRIVER_TYPE,
     DEFAULT_TIMEOUT,
@@ -100,6 +102,11 @@ class ClaudeDriver(CLIDriver[ClaudeConfig]):
     def stream_parser(self, out: RunOutput, *, model: str) -> ClaudeStreamParser:
         """A stream-json parser; the model comes from the CLI's ``system/init`` line."""
         return ClaudeStreamParser(out)
+
+    def home_env(self, home: Path) -> dict[str, str]:
+        """Claude Code keeps its settings, sessions and ``.claude.json`` in
+        ``CLAUDE_CONFIG_DIR`` (by default ``~/.claude``): ``<home>/.claude``."""
+        return {"CLAUDE_CONFIG_DIR": str(home / ".claude")}
 
 
 def _schema() -> ConfigSchema:

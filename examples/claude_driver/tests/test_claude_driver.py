@@ -614,3 +614,10 @@ async def test_a_bad_schema_is_refused_before_launch(anyio_backend: str) -> None
         await driver.run(request, sink)
     assert sink.events == []
     assert sink.stream == []
+
+
+def test_the_home_is_claude_codes_config_dir(tmp_path: Path) -> None:
+    config = ClaudeConfig(home=str(tmp_path), env={"ANTHROPIC_BASE_URL": "http://127.0.0.1:9"})
+    env = ClaudeDriver(config).process_env(config)
+    assert env["CLAUDE_CONFIG_DIR"] == str(tmp_path / ".claude")
+    assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:9"

@@ -7,6 +7,8 @@ the command line and the parser.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from codex_driver._config import (
     CODEX_DRIVER_TYPE,
     DEFAULT_TIMEOUT,
@@ -100,6 +102,11 @@ class CodexDriver(CLIDriver[CodexConfig]):
     def stream_parser(self, out: RunOutput, *, model: str) -> CodexStreamParser:
         """An ``exec --json`` parser; the CLI does not report the model, so it is the asked one."""
         return CodexStreamParser(out, model=model)
+
+    def home_env(self, home: Path) -> dict[str, str]:
+        """Codex keeps its config and sessions in ``CODEX_HOME`` (by default
+        ``~/.codex``): ``<home>/.codex``."""
+        return {"CODEX_HOME": str(home / ".codex")}
 
 
 def _schema() -> ConfigSchema:

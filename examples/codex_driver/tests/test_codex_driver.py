@@ -502,3 +502,10 @@ async def test_the_schema_file_holds_the_exact_schema_while_codex_runs(tmp_path:
 )
 async def test_structured_output_off_schema_fails_the_run(recording: str, problem: str) -> None:
     await testing.check_structured_refused(REPLAY, recording, problem)
+
+
+def test_the_home_is_codex_home(tmp_path: Path) -> None:
+    config = CodexConfig(home=str(tmp_path), env={"OPENAI_API_KEY": "k"})
+    env = CodexDriver(config).process_env(config)
+    assert env["CODEX_HOME"] == str(tmp_path / ".codex")
+    assert env["OPENAI_API_KEY"] == "k"

@@ -598,3 +598,10 @@ def test_config_fingerprint_follows_the_config() -> None:
 async def test_environment_check_looks_for_the_program(anyio_backend: str) -> None:
     missing = "gemini-is-not-installed-here"
     await testing.check_environment_probe(GeminiDriver, GeminiConfig, missing)
+
+
+def test_the_home_is_gemini_cli_home(tmp_path: Path) -> None:
+    config = GeminiConfig(home=str(tmp_path), env={"GEMINI_CLI_TRUST_WORKSPACE": "true"})
+    env = GeminiDriver(config).process_env(config)
+    assert env["GEMINI_CLI_HOME"] == str(tmp_path)
+    assert env["GEMINI_CLI_TRUST_WORKSPACE"] == "true"
