@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from driver.run import SessionState
 
@@ -95,6 +95,26 @@ class Drift:
         object.__setattr__(self, "recordings", tuple(paths))
         object.__setattr__(self, "driver", driver)
         object.__setattr__(self, "max_examples", max_examples)
+
+
+@runtime_checkable
+class ModelRequest(Protocol):
+    """One request the model side received, as the live checks that need it read it.
+
+    ``system_text`` is all the system, instructions and developer text of the request;
+    ``user_text`` the text of its user turns. The model-API emulator's
+    ``RecordedRequest`` has both; any object with the two ``str`` attributes will do.
+    """
+
+    @property
+    def system_text(self) -> str: ...
+
+    @property
+    def user_text(self) -> str: ...
+
+
+ModelRequests = Callable[[], Sequence[ModelRequest]]
+"""Returns every request the model side has received so far, oldest first."""
 
 
 class OptionsError(TypeError, ValueError):
@@ -183,6 +203,10 @@ class Options:
     labels: Mapping[str, str] = field(default_factory=dict)
     """Free-form facts about this run for reports and the matrix, such as
     ``{"cli": "claude", "cli_version": "2.1.328"}``: non-blank names, string values."""
+    model_requests: ModelRequests | None = None
+    """What the model side of a live run received (for example ``lambda: emu.requests``
+    with the model-API emulator): a callable returning every :class:`ModelRequest` so
+    far. Enables the live checks that need the model side (SYS-02); None skips them."""
 
     def __post_init__(self) -> None:
         # Every field goes through its entry in FIELD_CHECKS; the first bad one raises.
@@ -366,6 +390,16 @@ def _labels(name: str, value: Any) -> Mapping[str, str]:
         if not isinstance(text, str):
             raise OptionsError(name, "a str", text, where=f"{name}[{key!r}]")
     return MappingProxyType(labels)
+def _model_requests(name: str, value: Any) -> ModelRequests | None:
+    if value is not None and (not callable(value) or isinstance(value, type)):
+        raise OptionsError(
+            name,
+            "a callable taking no arguments that returns the model requests so far "
+            "(for example lambda: emulator.requests), or None",
+            value,
+        )
+    checked: ModelRequests | None = value
+    return checked
 
 
 FIELD_CHECKS: dict[str, Check] = {
@@ -396,6 +430,7 @@ FIELD_CHECKS: dict[str, Check] = {
     ),
     "drift": _drift,
     "labels": _labels,
+    "model_requests": _model_requests,
 }
 """Field name -> its check. Every ``Options`` field has exactly one entry."""
 

@@ -94,10 +94,20 @@ WRONG: dict[str, list[tuple[Any, str]]] = {
         ({"a=b": "x"}, "a non-blank str with no '=' or newline"),
         ({"cli": 2}, "a str"),
     ],
+    "model_requests": [
+        ([], "a callable taking no arguments"),
+        ("emu.requests", "a callable taking no arguments"),
+        (Options, "a callable taking no arguments"),
+    ],
 }
 
 RECORDING = Path(__file__).resolve().parents[2] / "examples/claude_driver/recordings/success.jsonl"
 DRIFT = Drift(recordings=[RECORDING], driver=lambda command: ReferenceDriver())
+
+
+def _no_requests() -> list[Any]:
+    return []
+
 
 # Field -> a legal value other than the default, and what is stored for it.
 RIGHT: dict[str, tuple[Any, Any]] = {
@@ -126,6 +136,7 @@ RIGHT: dict[str, tuple[Any, Any]] = {
     "live_expect_failure": ("a replayed 429", "a replayed 429"),
     "drift": (DRIFT, DRIFT),
     "labels": ({"cli": "claude"}, {"cli": "claude"}),
+    "model_requests": (_no_requests, _no_requests),
 }
 
 
