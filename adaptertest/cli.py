@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from adaptertest import __version__, _extra, _scaffold, record, replay
 from adaptertest.clauses import CLAUSES, clause_ids
 from adaptertest.options import Options, OptionsError
+from adaptertest.realcli import cli as install_clis
 from adaptertest.report import ClauseStatus, ConformanceReport
 from adaptertest.report_json import dumps, report_to_json
 
@@ -194,6 +195,14 @@ def build_parser() -> argparse.ArgumentParser:
             epilog=record.EPILOG,
         )
     )
+    install_clis.add_arguments(
+        commands.add_parser(
+            "install-clis",
+            help="install the real agent CLIs pinned in the lock file (npm)",
+            description=install_clis.DESCRIPTION,
+            epilog=install_clis.EPILOG,
+        )
+    )
     _scaffold.add_arguments(
         commands.add_parser(
             "new",
@@ -225,6 +234,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return replay.main(args[1:])
     if args[:1] == ["record"]:
         return record.main(args[1:])
+    if args[:1] == ["install-clis"]:
+        return install_clis.main(args[1:])
     try:
         ns = build_parser().parse_args(args)
     except SystemExit as exc:  # --help, --version, or a usage error already printed
