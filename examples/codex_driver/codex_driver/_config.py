@@ -8,10 +8,10 @@ from driver.clikit import DEFAULT_TIMEOUT, CLIConfig
 
 __all__ = [
     "CODEX_DRIVER_TYPE",
-    "RUN_FLAGS",
     "DEFAULT_COMMAND",
     "DEFAULT_TIMEOUT",
     "FINGERPRINT_DOMAIN",
+    "RUN_FLAGS",
     "CodexConfig",
 ]
 
