@@ -103,11 +103,11 @@ class StreamParser(Protocol):
 
 @runtime_checkable
 class MetadataSource(Protocol):
-    """A parser that reports facts of the run for ``Response.metadata`` (retries seen,
-    the model API's last HTTP status), whether the run failed or not."""
+    """A parser with facts for ``Response.metadata`` whatever the outcome (API retries the
+    CLI made before it succeeded, say): a host sees them on a successful run too."""
 
-    def response_metadata(self) -> dict[str, str]:
-        """Read once the process has ended."""
+    def run_metadata(self) -> dict[str, str]:
+        """String facts about the run, read once the process has ended."""
 
 
 @runtime_checkable
@@ -250,14 +250,12 @@ async def run_turn(
         timed_out=outcome.timed_out,
         usage=stream_parser.usage,
         checkpoint=checkpoint,
+        metadata=stream_parser.run_metadata() if isinstance(stream_parser, MetadataSource) else {},
         provider=driver_type,
         model=stream_parser.model or model,
         summary=failure.message if failure is not None else f"{driver_type} run succeeded",
         structured_output=structured_output,
         failure=failure,
-        metadata=(
-            stream_parser.response_metadata() if isinstance(stream_parser, MetadataSource) else {}
-        ),
     )
 
 

@@ -363,7 +363,7 @@ class CodexStreamParser(JsonlParser):
         meta["event"] = "turn.failed"
         return self._turn_failed or self._error_hint or "codex reported turn.failed"
 
-    def response_metadata(self) -> dict[str, str]:
+    def run_metadata(self) -> dict[str, str]:
         """The reconnects codex made and the model API's last HTTP status, also when
         the run succeeded after them (a 429, then the answer)."""
         meta: dict[str, str] = {}
