@@ -21,10 +21,12 @@ from adaptertest.clikit import REASONING, TEXT, TOOL, Case, Replay
 from codex_driver import (
     CODEX_DRIVER_TYPE,
     RUN_FLAGS,
+    THREAD_USAGE_KEY,
     CodexConfig,
     CodexDriver,
     CodexStreamParser,
     build_argv,
+    provider_args,
 )
 from driver import Request, SessionContext, SessionState, StreamKind, TranscriptKind, Usage
 from driver.clikit import ProcessOutcome, RunOutput
@@ -49,7 +51,7 @@ def usage(total_input: int, cached: int, output: int) -> Usage:
 
 LIMIT_429 = "unexpected status 429 Too Many Requests: Rate limit reached for gpt-5-codex"
 
-CASES = [
+OLD_CASES = [
     Case(
         "success.jsonl",
         0,
@@ -222,6 +224,143 @@ CASES = [
         usage=usage(15310, 11264, 64),
     ),
 ]
+
+
+# Recorded from codex 0.169.0 itself against the model-API emulator (the scenario of each
+# is in recordings/scenarios; examples/README.md has the command).
+REAL_CASES = [
+    Case(
+        "real_ok.jsonl",
+        0,
+        ("init", "assistant", "result"),
+        ("step.started", *TEXT, "step.finished"),
+        "OK",
+        True,
+        "01a23478-f0d5-7b02-bbb2-b4bb2f4ebc3d",
+        None,
+        usage=usage(12, 2, 3),
+    ),
+    Case(
+        # The resumed thread: codex reports the thread's running total (12+40, 2+30, 3+5);
+        # with no checkpoint kept, the parser reports it as given.
+        "real_resumed.jsonl",
+        0,
+        ("init", "assistant", "result"),
+        ("step.started", *TEXT, "step.finished"),
+        "OK again",
+        True,
+        "01a23478-f0d5-7b02-bbb2-b4bb2f4ebc3d",
+        None,
+        usage=usage(52, 32, 8),
+    ),
+    Case(
+        "real_structured.jsonl",
+        0,
+        ("init", "assistant", "result"),
+        ("step.started", *TEXT, "step.finished"),
+        '{"ok":true}',
+        True,
+        "01a23479-230e-7273-88dc-066fb0451115",
+        None,
+        usage=usage(12, 2, 3),
+    ),
+    Case(
+        "real_tool_read.jsonl",
+        0,
+        ("init", "tool_call", "tool_result", "assistant", "result"),
+        ("step.started", *TOOL, *TEXT, "step.finished"),
+        "The word is pumpkin.",
+        True,
+        "01a23479-c19a-7b00-a7bf-bf24b4994079",
+        None,
+        usage=usage(32, 2, 7),  # both requests of the turn: 20 + 12, 0 + 2, 4 + 3
+    ),
+    Case(
+        "real_retry_429.jsonl",
+        0,
+        ("init", "system", "assistant", "result"),
+        ("step.started", "codex.error", *TEXT, "step.finished"),
+        "OK",
+        True,
+        "01a23479-3776-7e22-92ef-8d8db3af1e47",
+        None,
+        usage=usage(12, 2, 3),
+    ),
+    Case(
+        # A 429 without retry-after: codex does not retry at all.
+        "real_rate_limit_429.jsonl",
+        1,
+        ("init", "system", "result"),
+        ("step.started", "codex.error", "step.finished"),
+        "",
+        False,
+        "01a23479-3df7-7491-867f-e916ae468db7",
+        "exceeded retry limit, last status: 429 Too Many Requests",
+        failure_metadata={"event": "turn.failed", "http_status": 429},
+    ),
+    Case(
+        # codex 0.169 retries a 401 five times (the old recording failed at once).
+        "real_unauthorized_401.jsonl",
+        1,
+        ("init", *["system"] * 6, "result"),
+        ("step.started", *["codex.error"] * 6, "step.finished"),
+        "",
+        False,
+        "01a23479-46de-7f11-bbe6-e01df78f53cf",
+        "unexpected status 401 Unauthorized: Incorrect API key provided.",
+        failure_metadata={"reconnect_attempt": 5, "reconnect_max": 5, "http_status": 401},
+    ),
+    Case(
+        # A 500 prints one fixed sentence and no status: the driver names the status.
+        "real_error_500.jsonl",
+        1,
+        ("init", *["system"] * 6, "result"),
+        ("step.started", *["codex.error"] * 6, "step.finished"),
+        "",
+        False,
+        "01a23479-a69a-7d23-9272-d7273c9a8134",
+        "currently experiencing high demand, which may cause temporary errors. "
+        "(reconnect 5 of 5; HTTP status 500)",
+        failure_metadata={"reconnect_attempt": 5, "reconnect_max": 5, "http_status": 500},
+    ),
+    Case(
+        "real_overloaded_529.jsonl",
+        1,
+        ("init", *["system"] * 6, "result"),
+        ("step.started", *["codex.error"] * 6, "step.finished"),
+        "",
+        False,
+        "01a2347a-0aab-7321-b913-192aeb993b80",
+        "unexpected status 529 <unknown status code>: HTTP 529, url: {emulator}/v1/responses "
+        "(reconnect 5 of 5)",
+        failure_metadata={"reconnect_attempt": 5, "reconnect_max": 5, "http_status": 529},
+    ),
+    Case(
+        "real_stream_cut.jsonl",
+        1,
+        ("init", *["system"] * 6, "result"),
+        ("step.started", *["codex.error"] * 6, "step.finished"),
+        "",
+        False,
+        "01a23479-6b39-76a0-b618-fa5620df3632",
+        "stream disconnected before completion: Transport error",
+        failure_metadata={"reconnect_attempt": 5, "reconnect_max": 5},
+    ),
+    Case(
+        # A model slug codex does not know: a warning item before turn.started.
+        "real_unknown_model.jsonl",
+        0,
+        ("init", "system", "assistant", "result"),
+        ("codex.warning", "step.started", *TEXT, "step.finished"),
+        "OK",
+        True,
+        "01a23479-90ca-7f32-92d8-699cf0d8f0e3",
+        None,
+        usage=usage(12, 2, 3),
+    ),
+]
+
+CASES = [*OLD_CASES, *REAL_CASES]
 
 
 REPLAY = Replay(RECORDINGS, CASES, lambda command: CodexDriver(CodexConfig(command=command)))
@@ -509,3 +648,97 @@ def test_the_home_is_codex_home(tmp_path: Path) -> None:
     env = CodexDriver(config).process_env(config)
     assert env["CODEX_HOME"] == str(tmp_path / ".codex")
     assert env["OPENAI_API_KEY"] == "k"
+
+
+# -- codex 0.169 itself: resumed usage, retries, provider flags, its home -----------------------
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_resumed_run_reports_its_own_usage_and_keeps_the_thread_total(
+    anyio_backend: str,
+) -> None:
+    # real_resumed.jsonl is the second run of real_ok.jsonl's thread: codex reports 52/32/8,
+    # the thread's total; the first run's checkpoint kept 12/2/3.
+    first, _, _ = await REPLAY.run("real_ok.jsonl")
+    assert first.checkpoint is not None
+    assert first.checkpoint.state is not None
+    assert first.checkpoint.state.data[THREAD_USAGE_KEY] == "12,2,3"
+    state = first.checkpoint.state.model_copy(update={"data": {THREAD_USAGE_KEY: "12,2,3"}})
+    request = Request(prompt="again", streaming=True, session=SessionContext(state=state))
+    resumed, sink, _ = await REPLAY.run("real_resumed.jsonl", request=request)
+    assert resumed.failure is None
+    assert resumed.usage == usage(40, 30, 5)  # what the emulator sent for this run
+    assert sink.stream[-1].usage == resumed.usage
+    assert resumed.transcript[-1].data["thread_total"] == {
+        "input_tokens": 52,
+        "cached_input_tokens": 32,
+        "output_tokens": 8,
+    }
+    assert resumed.checkpoint is not None
+    assert resumed.checkpoint.state is not None
+    assert resumed.checkpoint.state.data[THREAD_USAGE_KEY] == "52,32,8"
+
+
+@pytest.mark.parametrize(
+    ("kept", "expected"),
+    [
+        ("", usage(52, 32, 8)),  # nothing kept: a new thread, an older checkpoint
+        ("not,a,total", usage(52, 32, 8)),
+        ("60,2,3", usage(52, 32, 8)),  # a total above the reported one: not this thread
+        ("52,32,8", usage(0, 0, 0)),
+    ],
+)
+def test_the_kept_thread_total_is_only_subtracted_when_it_fits(kept: str, expected: Usage) -> None:
+    data, _ = testing.recorded_output(RECORDINGS / "real_resumed.jsonl")
+
+    def resumed_parser(out: RunOutput) -> CodexStreamParser:
+        parser = new_parser(out)
+        parser.resume_from({THREAD_USAGE_KEY: kept} if kept else {})
+        return parser
+
+    parser, _, _ = testing.parse_output(resumed_parser, data)
+    assert parser.usage == expected
+    assert parser.session_data() == {THREAD_USAGE_KEY: "52,32,8"}
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_retry_before_the_answer_is_in_the_response_metadata(anyio_backend: str) -> None:
+    response, _, _ = await REPLAY.run("real_retry_429.jsonl")
+    assert response.failure is None
+    assert response.metadata == {
+        "reconnect_attempt": "1",
+        "reconnect_max": "5",
+        "http_status": "429",
+    }
+    plain, _, _ = await REPLAY.run("real_ok.jsonl")
+    assert plain.metadata == {}
+
+
+def test_provider_args_point_codex_at_a_responses_endpoint() -> None:
+    args = provider_args(
+        "http://127.0.0.1:8080/v1", name="emu", env_key="EMU_KEY", stream_max_retries=1
+    )
+    assert args == (
+        "-c",
+        "model_provider=emu",
+        "-c",
+        'model_providers.emu={name="emu",base_url="http://127.0.0.1:8080/v1",'
+        'wire_api="responses",env_key="EMU_KEY",stream_max_retries=1}',
+    )
+    assert provider_args("http://h/v1")[1] == "model_provider=local"
+    with pytest.raises(ValueError, match="base_url"):
+        provider_args("")
+    with pytest.raises(ValueError, match="name"):
+        provider_args("http://h/v1", name="a b")
+    with pytest.raises(ValueError, match="request_max_retries"):
+        provider_args("http://h/v1", request_max_retries=-1)
+    with pytest.raises(ValueError, match="stream_idle_timeout_ms"):
+        provider_args("http://h/v1", stream_idle_timeout_ms=True)
+
+
+def test_the_home_gets_its_codex_home_folder(tmp_path: Path) -> None:
+    home = tmp_path / "user-7"
+    env = CodexDriver().process_env(CodexConfig(home=str(home), env={"EMU_KEY": "k"}))
+    assert env["CODEX_HOME"] == str(home / ".codex")
+    assert (home / ".codex").is_dir()  # codex 0.169 refuses to start without it
+    assert env["EMU_KEY"] == "k"
