@@ -47,6 +47,9 @@ KEY_VALUE = "sk-emulator-not-a-real-key"
 RESUME_ID = "01a2346c-e7bf-7400-a2c7-e17748813b81"  # the seed session of the codec clauses
 SENT = TurnUsage(input_tokens=12, cached_input_tokens=2, output_tokens=3)
 """The usage the emulator sends with each answer."""
+ASYNCIO_ONLY = pytest.mark.parametrize("anyio_backend", ["asyncio"])
+"""Checks of what the CLI does, run on one backend to keep the tier fast; the whole
+suite, the deadline and cancellation run on both."""
 FAULT_RETRIES: dict[str, int] = {"request_max_retries": 0, "stream_max_retries": 1}
 """Provider retries for the failure scenarios: one reconnect instead of codex's five
 (each about a second of backoff), so a persistent fault fails within seconds."""
@@ -161,8 +164,9 @@ def test_the_whole_suite_reaches_level_full(
 
 
 @pytest.mark.anyio
+@ASYNCIO_ONLY
 async def test_answer_ok_with_the_usage_the_emulator_sent(
-    codex: Path, home: Path, workspace: Path
+    anyio_backend: str, codex: Path, home: Path, workspace: Path
 ) -> None:
     with Emulator(ok_scenario()) as emu:
         driver = CodexDriver(codex_config(codex, emu, home))
@@ -182,7 +186,10 @@ async def test_answer_ok_with_the_usage_the_emulator_sent(
 
 
 @pytest.mark.anyio
-async def test_a_tool_round_trip_in_the_workspace(codex: Path, home: Path, workspace: Path) -> None:
+@ASYNCIO_ONLY
+async def test_a_tool_round_trip_in_the_workspace(
+    anyio_backend: str, codex: Path, home: Path, workspace: Path
+) -> None:
     (workspace / "note.txt").write_text("the secret word is pumpkin\n", encoding="utf-8")
     first = TurnUsage(input_tokens=20, output_tokens=4)
     scenario = Scenario(
@@ -215,8 +222,9 @@ async def test_a_tool_round_trip_in_the_workspace(codex: Path, home: Path, works
 
 
 @pytest.mark.anyio
+@ASYNCIO_ONLY
 async def test_resume_continues_the_thread_and_reports_per_run_usage(
-    codex: Path, home: Path, workspace: Path
+    anyio_backend: str, codex: Path, home: Path, workspace: Path
 ) -> None:
     second = TurnUsage(input_tokens=40, cached_input_tokens=30, output_tokens=5)
     scenario = Scenario(turns=[Turn(text="OK", usage=SENT), Turn(text="OK again", usage=second)])
@@ -254,8 +262,9 @@ async def test_resume_continues_the_thread_and_reports_per_run_usage(
 
 
 @pytest.mark.anyio
+@ASYNCIO_ONLY
 async def test_a_429_then_the_answer_shows_the_retry_in_metadata(
-    codex: Path, home: Path, workspace: Path
+    anyio_backend: str, codex: Path, home: Path, workspace: Path
 ) -> None:
     fault = Fault(status=429, headers={"retry-after": "0"}, times=1)
     scenario = Scenario(turns=[Turn(text="OK", usage=SENT, fault=fault)])
