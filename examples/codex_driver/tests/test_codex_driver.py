@@ -347,6 +347,17 @@ REAL_CASES = [
         failure_metadata={"reconnect_attempt": 5, "reconnect_max": 5},
     ),
     Case(
+        "real_thinking.jsonl",
+        0,
+        ("init", "thinking", "assistant", "result"),
+        ("step.started", *REASONING, *TEXT, "step.finished"),
+        "Use a frozen dataclass.",
+        True,
+        "01a2347f-f522-7103-b978-d0f1fa69db05",
+        None,
+        usage=usage(12, 2, 9),  # the 4 reasoning tokens are inside the 9
+    ),
+    Case(
         # A model slug codex does not know: a warning item before turn.started.
         "real_unknown_model.jsonl",
         0,
