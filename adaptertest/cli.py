@@ -224,6 +224,16 @@ def build_parser() -> argparse.ArgumentParser:
             "0 written, 2 a report cannot be read.",
         )
     )
+    matrix_command.add_sweep_arguments(
+        commands.add_parser(
+            "sweep",
+            help="run a driver's real-CLI tier against the last K releases of its CLI",
+            description="Install each of the last K releases of a locked CLI (its own cached "
+            "prefix), run the tier command against it, keep each report and write the matrix "
+            "into --out. An interrupted sweep resumes where it stopped. Exit status: 0 every "
+            "release swept with a report, 1 a tier failed or wrote none, 2 bad input.",
+        )
+    )
     return parser
 
 
@@ -232,6 +242,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["replay"]:
         return replay.main(args[1:])
+    if args[:1] == ["sweep"]:
+        from adaptertest.matrix import _command as matrix_command
+
+        sweep_parser = argparse.ArgumentParser(prog=f"{PROG} sweep")
+        matrix_command.add_sweep_arguments(sweep_parser)
+        return matrix_command.sweep_main(args[1:], sweep_parser)
     if args[:1] == ["record"]:
         return record.main(args[1:])
     if args[:1] == ["install-clis"]:

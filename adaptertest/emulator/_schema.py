@@ -4,7 +4,9 @@ scripts no structured value.
 It covers what agent CLIs send: ``type`` (a name or a list; Gemini's upper-case names
 too), ``const``, ``enum`` (the first value), ``properties`` with ``required`` (only the
 required ones are filled), ``items`` with ``minItems``, ``minLength``, ``minimum`` and
-``exclusiveMinimum``, ``anyOf``/``oneOf`` (the first branch), ``allOf`` (merged), local
+``exclusiveMinimum`` (a number is 1 when no bound says otherwise: scores and counts
+in real schemas often start at 1 with the range only in the description, as in Gemini
+CLI's router), ``anyOf``/``oneOf`` (the first branch), ``allOf`` (merged), local
 ``$ref`` into ``$defs``/``definitions``, and ``default``.
 """
 
@@ -111,8 +113,8 @@ def _type(schema: dict[str, Any]) -> str:
 def _number(schema: dict[str, Any], *, integer: bool) -> int | float:
     low = schema.get("minimum")
     above = schema.get("exclusiveMinimum")
-    value: float = 0
-    if isinstance(low, int | float) and not isinstance(low, bool) and low > value:
+    value: float = 1
+    if isinstance(low, int | float) and not isinstance(low, bool):
         value = low
     if isinstance(above, int | float) and not isinstance(above, bool) and value <= above:
         value = above + 1

@@ -16,7 +16,8 @@ class Plan:
 
     side: bool
     turn: Turn | None
-    """The turn to serve or fail; None: the scenario is used up (or a side request)."""
+    """The turn to serve or fail (a side request: whose usage a structured answer reports);
+    None: the scenario is used up, or a side request outside the turns."""
     index: int | None
     fail: bool = False
     """Whether the turn's fault fails this request (the turn stays for the next one)."""
@@ -59,6 +60,6 @@ class Script:
                     self._faults_left[index] = left - 1
                 return Plan(side=False, turn=turn, index=index, fail=True)
             if schema and turn.structured is None and not turn.tool_calls:
-                return Plan(side=True, turn=None, index=None)
+                return Plan(side=True, turn=turn, index=None)
             self._next += 1
             return Plan(side=False, turn=turn, index=index)

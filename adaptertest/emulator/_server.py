@@ -26,7 +26,7 @@ import anyio.to_thread
 import uvicorn
 
 from adaptertest.emulator._recording import RecordedRequest, mask_headers, mask_query
-from adaptertest.emulator._scenario import Fault, Scenario, Turn
+from adaptertest.emulator._scenario import Fault, Scenario, Turn, TurnUsage
 from adaptertest.emulator._schema import minimal_instance
 from adaptertest.emulator._script import Plan, Script
 from adaptertest.emulator.protocols import WIRES, Answer, Route, Wire
@@ -98,6 +98,7 @@ class Emulator:
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
         self._errors: list[BaseException] = []
+        self._unserved: list[str] = []
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -204,6 +205,12 @@ class Emulator:
         return [r for r in self.requests if not r.side]
 
     @property
+    def unserved(self) -> list[str]:
+        """``METHOD /path`` of each request no protocol serves (answered 404), in order."""
+        with self._changed:
+            return list(self._unserved)
+
+    @property
     def turns_served(self) -> int:
         """How many turns main requests have consumed."""
         return self._script.served
@@ -255,6 +262,8 @@ class Emulator:
         raw = await _read_body(receive)
         found = _match(method, path)
         if found is None:
+            with self._changed:
+                self._unserved.append(f"{method} {path}")
             await _send_json(
                 send, 404, {"error": {"message": f"the emulator does not serve {method} {path}"}}
             )
@@ -269,7 +278,8 @@ class Emulator:
             await _send_json(send, 400, wire.error(400, "the body is not a JSON object"))
             return
         schema = wire.schema(body)
-        plan = self._script.take(side=wire.side(route, body), schema=schema is not None)
+        side = wire.side(route, body, {k.lower(): v for k, v in headers.items()})
+        plan = self._script.take(side=side, schema=schema is not None)
         stream = wire.stream(route, body)
         model = wire.model(route, body)
         system, user, results = wire.texts(body)
@@ -294,8 +304,11 @@ class Emulator:
             await _send_json(send, 200, wire.side_answer(route, body))
             return
         if plan.side:
-            turn = Turn(text="OK", usage=_side_usage(wire, body))
-            answer = _answer(turn, model, schema, side=True)
+            # A structured request the turn has no value for reports the turn's usage; other
+            # side requests (a router, a title) report none, so a CLI's totals are the
+            # scenario's.
+            usage = plan.turn.usage if plan.turn is not None else TurnUsage()
+            answer = _answer(Turn(text="OK", usage=usage), model, schema, side=True)
         elif plan.turn is None:
             message = (
                 f"emulator: the scenario's {len(self.scenario.turns)} turn(s) are used up "
@@ -411,12 +424,6 @@ def _answer(turn: Turn, model: str, schema: dict[str, Any] | None, *, side: bool
         structured=structured,
         value=value,
     )
-
-
-def _side_usage(wire: Wire, body: Mapping[str, Any]) -> Any:
-    from adaptertest.emulator._scenario import TurnUsage
-
-    return TurnUsage(input_tokens=wire.tokens(body), output_tokens=1)
 
 
 async def _read_body(receive: Receive) -> bytes:

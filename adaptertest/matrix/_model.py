@@ -66,7 +66,8 @@ class Column:
         """CLI and version, backend and date, as far as the report knows them."""
         cli = " ".join(p for p in (self.cli, self.cli_version) if p)
         date = self.started_at[:10]
-        return " · ".join(p for p in (cli, self.backend, date) if p)
+        outside = "outside supported range" if self.labels.get("supported") == "no" else ""
+        return " · ".join(p for p in (cli, self.backend, date, outside) if p)
 
     @property
     def level_text(self) -> str:

@@ -94,6 +94,13 @@ WRONG: dict[str, list[tuple[Any, str]]] = {
         ({"a=b": "x"}, "a non-blank str with no '=' or newline"),
         ({"cli": 2}, "a str"),
     ],
+    "factory_ref": [
+        ("new_driver", "None or 'module:attr'"),
+        ("pkg.mod:", "None or 'module:attr'"),
+        ("pkg mod:new", "None or 'module:attr'"),
+        (3, "None or 'module:attr'"),
+    ],
+    "fresh_process": [(1, "a bool"), ("yes", "a bool")],
     "model_requests": [
         ([], "a callable taking no arguments"),
         ("emu.requests", "a callable taking no arguments"),
@@ -136,6 +143,8 @@ RIGHT: dict[str, tuple[Any, Any]] = {
     "live_expect_failure": ("a replayed 429", "a replayed 429"),
     "drift": (DRIFT, DRIFT),
     "labels": ({"cli": "claude"}, {"cli": "claude"}),
+    "factory_ref": ("pkg.mod:Factory.new", "pkg.mod:Factory.new"),
+    "fresh_process": (False, False),
     "model_requests": (_no_requests, _no_requests),
 }
 

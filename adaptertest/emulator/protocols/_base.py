@@ -103,8 +103,9 @@ class Wire(ABC):
         """The JSON Schema the request asks the answer to follow (the CLI's structured
         output mechanism); None when it asks for none."""
 
-    def side(self, route: Route, body: Mapping[str, Any]) -> bool:
-        """Whether the request is a side request by its own look (endpoint, shape)."""
+    def side(self, route: Route, body: Mapping[str, Any], headers: Mapping[str, str]) -> bool:
+        """Whether the request is a side request by its own look (endpoint, shape, client);
+        ``headers`` have lower-case names."""
         return route.kind != "generate"
 
     def side_answer(self, route: Route, body: Mapping[str, Any]) -> dict[str, Any]:

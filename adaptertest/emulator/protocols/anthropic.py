@@ -28,6 +28,9 @@ __all__ = ["STRUCTURED_TOOL", "AnthropicWire"]
 STRUCTURED_TOOL = "StructuredOutput"
 """The tool Claude Code's ``--json-schema`` adds; the model answers by calling it."""
 
+AUXILIARY_MAX_TOKENS = 1024
+"""A tool-less Claude Code request asking for at most this many tokens is auxiliary."""
+
 ERROR_TYPES = {
     400: "invalid_request_error",
     401: "authentication_error",
@@ -71,17 +74,32 @@ class AnthropicWire(Wire):
             return dict(fmt["schema"])
         return None
 
+    def side(self, route: Route, body: Mapping[str, Any], headers: Mapping[str, str]) -> bool:
+        if route.kind != "generate":
+            return True
+        # Claude Code's auxiliary calls (a session title, a summary, a quota check) carry no
+        # tools and ask for a short answer; its main turns carry tools or a large max_tokens.
+        from_claude_code = headers.get("user-agent", "").startswith("claude-cli/")
+        max_tokens = body.get("max_tokens")
+        short = isinstance(max_tokens, int) and max_tokens <= AUXILIARY_MAX_TOKENS
+        return from_claude_code and not body.get("tools") and short
+
     def side_answer(self, route: Route, body: Mapping[str, Any]) -> dict[str, Any]:
         return {"input_tokens": self.tokens(body)}
 
     def texts(self, body: Mapping[str, Any]) -> tuple[str, str, list[str]]:
-        system = "\n".join(text_of(body.get("system")))
+        system = list(text_of(body.get("system")))
         user: list[str] = []
         results: list[str] = []
         for message in _list(body.get("messages")):
-            if not isinstance(message, Mapping) or message.get("role") != "user":
+            if not isinstance(message, Mapping):
                 continue
             content = message.get("content")
+            if message.get("role") == "system":  # Claude Code puts its environment here
+                system.extend(text_of(content))
+                continue
+            if message.get("role") != "user":
+                continue
             if isinstance(content, str):
                 user.append(content)
                 continue
@@ -92,7 +110,7 @@ class AnthropicWire(Wire):
                     user.append(block["text"])
                 elif block.get("type") == "tool_result":
                     results.append("\n".join(text_of(block.get("content"))))
-        return system, "\n".join(user), results
+        return "\n".join(system), "\n".join(user), results
 
     def _blocks(self, answer: Answer, body: Mapping[str, Any]) -> list[dict[str, Any]]:
         blocks: list[dict[str, Any]] = []

@@ -69,6 +69,11 @@ class GeminiWire(Wire):
                 return dict(schema)
         return None
 
+    def side(self, route: Route, body: Mapping[str, Any], headers: Mapping[str, str]) -> bool:
+        # Gemini CLI streams every main turn; its router (and its other checks) ask a
+        # non-streaming generateContent for JSON by a response schema.
+        return route.kind != "generate" or (route.stream is False and self.schema(body) is not None)
+
     def side_answer(self, route: Route, body: Mapping[str, Any]) -> dict[str, Any]:
         return {"totalTokens": self.tokens(body)}
 

@@ -79,7 +79,7 @@ class OpenAIResponsesWire(Wire):
                 results.append(output if isinstance(output, str) else "\n".join(text_of(output)))
         return "\n".join(system), "\n".join(user), results
 
-    def _items(self, answer: Answer) -> list[dict[str, Any]]:
+    def _items(self, answer: Answer, body: Mapping[str, Any]) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
         if answer.thinking is not None:
             items.append(
@@ -102,7 +102,21 @@ class OpenAIResponsesWire(Wire):
                     ],
                 }
             )
+        custom = _custom_tools(body)
         for call in answer.tool_calls:
+            if call.name in custom:  # a freeform tool (codex's apply_patch): its input is text
+                given = call.arguments.get("input")
+                items.append(
+                    {
+                        "id": make_id("ctc_", 32),
+                        "type": "custom_tool_call",
+                        "status": "completed",
+                        "call_id": call.id or make_id("call_"),
+                        "name": call.name,
+                        "input": given if isinstance(given, str) else dumps(call.arguments),
+                    }
+                )
+                continue
             items.append(
                 {
                     "id": make_id("fc_", 32),
@@ -151,7 +165,7 @@ class OpenAIResponsesWire(Wire):
         }
 
     def whole(self, answer: Answer, body: Mapping[str, Any]) -> dict[str, Any]:
-        items = self._items(answer)
+        items = self._items(answer, body)
         response = self._response(answer, body, make_id("resp_", 48), items)
         response["status"] = "completed"
         response["usage"] = self._usage(answer)
@@ -159,7 +173,7 @@ class OpenAIResponsesWire(Wire):
 
     def events(self, answer: Answer, body: Mapping[str, Any]) -> list[bytes]:
         rid = make_id("resp_", 48)
-        items = self._items(answer)
+        items = self._items(answer, body)
         payloads: list[dict[str, Any]] = []
         start = self._response(answer, body, rid, [])
         payloads.append({"type": "response.created", "response": start})
@@ -266,6 +280,20 @@ def _item_events(index: int, item: dict[str, Any], deltas: int) -> list[dict[str
             }
         )
         out.append({"type": "response.content_part.done", **base, "content_index": 0, "part": part})
+    elif kind == "custom_tool_call":
+        given = item["input"]
+        out.append(
+            {
+                "type": "response.output_item.added",
+                "output_index": index,
+                "item": {**item, "status": "in_progress", "input": ""},
+            }
+        )
+        out.extend(
+            {"type": "response.custom_tool_call_input.delta", **base, "delta": piece}
+            for piece in split_text(given, 2)
+        )
+        out.append({"type": "response.custom_tool_call_input.done", **base, "input": given})
     else:
         arguments = item["arguments"]
         out.append(
@@ -284,6 +312,15 @@ def _item_events(index: int, item: dict[str, Any], deltas: int) -> list[dict[str
         )
     out.append({"type": "response.output_item.done", "output_index": index, "item": item})
     return out
+
+
+def _custom_tools(body: Mapping[str, Any]) -> set[str]:
+    tools = body.get("tools")
+    return {
+        tool["name"]
+        for tool in (tools if isinstance(tools, list) else [])
+        if isinstance(tool, Mapping) and tool.get("type") == "custom" and "name" in tool
+    }
 
 
 def _content_text(content: Any) -> list[str]:
