@@ -128,6 +128,20 @@ def spawned_pid(sink: RecordingSink) -> int:
     return next(int(e.metadata["pid"]) for e in sink.events if e.type == RunEventType.SPAWN)
 
 
+def processes_running(needle: str) -> list[int]:
+    """Pids whose command line contains ``needle`` (from the process table, ``/proc``)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
+            except OSError:  # gone meanwhile
+                continue
+            if needle.encode() in cmdline:
+                found.append(int(entry.name))
+    return found
+
+
 def assert_process_group_gone(pid: int) -> None:
     """The CLI ran in its own process group (led by ``pid``): nothing of it is left."""
     with pytest.raises(ProcessLookupError):
@@ -361,6 +375,35 @@ async def test_a_hang_past_the_deadline_times_out_and_leaves_no_process(
     assert "did not finish within 2 s" in response.failure.message
     assert response.checkpoint is None
     assert sink.stream[-1].kind == StreamKind.RUN_ERROR
+    assert_process_group_gone(spawned_pid(sink))
+
+
+@pytest.mark.anyio
+@ASYNCIO_ONLY
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process table from /proc")
+async def test_a_deadline_during_a_tool_command_stops_the_command_too(
+    anyio_backend: str, codex: Path, home: Path, workspace: Path
+) -> None:
+    # codex runs a command in a PTY of its own; the model never answers after it.
+    command = f"sleep {os.getpid()}.{os.getppid()}"  # a command line no other test runs
+    call = ToolCall(name="exec_command", arguments={"cmd": command})
+    scenario = Scenario(turns=[Turn(tool_calls=[call]), Turn(fault=Fault(hang=True, times=-1))])
+    seen: list[int] = []
+
+    async def watch() -> None:
+        with anyio.move_on_after(10):
+            while not seen:
+                seen.extend(processes_running(command))
+                await anyio.sleep(0.05)
+
+    with Emulator(scenario) as emu:
+        driver = CodexDriver(codex_config(codex, emu, home, timeout=4))
+        async with anyio.create_task_group() as group:
+            group.start_soon(watch)
+            response, sink = await run_once(driver, workspace)
+    assert seen, "the command never started"
+    assert response.timed_out
+    assert processes_running(command) == []
     assert_process_group_gone(spawned_pid(sink))
 
 
