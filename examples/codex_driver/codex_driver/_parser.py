@@ -46,6 +46,9 @@ Retries: codex prints ``Reconnecting... N/M (...)`` error events and then either
 the answer or the final error; the count and the model API's HTTP status (parsed
 from ``status NNN`` / ``last status: NNN``, or inferred as 500 from the one fixed
 sentence codex prints for it) go into ``Response.metadata`` and into the failure.
+A provider that cannot be reached at all gives ``Reconnecting... waiting for network
+(...)`` without end: those are counted (``waiting_for_network``) and named in the
+failure the driver's deadline ends the run with.
 
 Reading lines and the order of the failure checks come from
 :class:`driver.clikit.JsonlParser`.
@@ -80,6 +83,9 @@ _OUTCOME_FIELDS = frozenset(
 _ERROR_STATUSES = frozenset({"failed", "declined"})
 # "Reconnecting... 2/5 (...)": codex retrying a dropped or refused model stream.
 _RECONNECT = re.compile(r"^Reconnecting\S*\s+(\d+)/(\d+)")
+# "Reconnecting... waiting for network (...)": the provider cannot be reached at all;
+# codex 0.169 repeats this without end, so only the driver's deadline ends the run.
+_NO_NETWORK = "Reconnecting... waiting for network"
 # The HTTP status of the model API: "unexpected status 529 ...: ..." (most statuses) or
 # "exceeded retry limit, last status: 429 Too Many Requests" (codex 0.169 on a 429).
 _HTTP_STATUS = re.compile(r"\bstatus:? (\d{3})\b")
@@ -175,6 +181,7 @@ class CodexStreamParser(JsonlParser):
         self._final_text = ""
         self._reconnect: tuple[int, int] | None = None
         self._http_status = 0
+        self._network_waits = 0
         self._prior_total: tuple[int, int, int] | None = None
         self._thread_total: tuple[int, int, int] | None = None
 
@@ -218,6 +225,9 @@ class CodexStreamParser(JsonlParser):
         if reconnect:
             self._reconnect = (int(reconnect[1]), int(reconnect[2]))
             data.update(reconnect_attempt=self._reconnect[0], reconnect_max=self._reconnect[1])
+        elif message.startswith(_NO_NETWORK):
+            self._network_waits += 1
+            data["waiting_for_network"] = self._network_waits
         status = _HTTP_STATUS.search(message)
         if status:
             self._http_status = int(status[1])
@@ -372,12 +382,19 @@ class CodexStreamParser(JsonlParser):
             meta["reconnect_max"] = str(self._reconnect[1])
         if self._http_status:
             meta["http_status"] = str(self._http_status)
+        if self._network_waits:
+            meta["waiting_for_network"] = str(self._network_waits)
         return meta
 
     def failure_context(self, meta: dict[str, Any], message: str, outcome: ProcessOutcome) -> str:
         """The reconnect count, the model API's HTTP status and the last error event, in
         the message (unless it already quotes them) and as metadata."""
         parts: list[str] = []
+        if self._network_waits:
+            meta["waiting_for_network"] = self._network_waits
+            parts.append(
+                f"the model provider was unreachable: {self._network_waits} wait(s) for network"
+            )
         if self._reconnect is not None:
             attempt, limit = self._reconnect
             meta.update(reconnect_attempt=attempt, reconnect_max=limit)

@@ -358,6 +358,21 @@ REAL_CASES = [
         usage=usage(12, 2, 9),  # the 4 reasoning tokens are inside the 9
     ),
     Case(
+        # Nothing listens at the provider's address: codex waits "for network" without
+        # end; the recorder's deadline sent SIGTERM.
+        "real_no_network_killed.jsonl",
+        -1,
+        ("init", "system"),
+        ("step.started", "codex.error"),
+        "",
+        False,
+        "01a23487-7a63-7580-8785-7ecb38238e62",
+        "codex was ended by SIGTERM (the model provider was unreachable: 1 wait(s) for "
+        "network; last error: Reconnecting... waiting for network",
+        signal="SIGTERM",
+        failure_metadata={"waiting_for_network": 1},
+    ),
+    Case(
         # A model slug codex does not know: a warning item before turn.started.
         "real_unknown_model.jsonl",
         0,

@@ -380,6 +380,26 @@ async def test_a_hang_past_the_deadline_times_out_and_leaves_no_process(
 
 @pytest.mark.anyio
 @ASYNCIO_ONLY
+async def test_an_unreachable_provider_ends_at_the_deadline_and_says_so(
+    anyio_backend: str, codex: Path, home: Path, workspace: Path
+) -> None:
+    # codex waits "for network" without end when nothing listens: the deadline ends it.
+    with Emulator(ok_scenario()) as emu:
+        config = codex_config(codex, emu, home, timeout=6)  # its first wait ends after ~3 s
+    # The emulator has stopped: its port refuses connections now.
+    response, sink = await run_once(CodexDriver(config), workspace)
+    assert response.timed_out
+    assert response.failure is not None
+    assert "the model provider was unreachable" in response.failure.message
+    assert int(response.failure.metadata["waiting_for_network"]) >= 1
+    assert response.metadata["waiting_for_network"] == str(
+        response.failure.metadata["waiting_for_network"]
+    )
+    assert_process_group_gone(spawned_pid(sink))
+
+
+@pytest.mark.anyio
+@ASYNCIO_ONLY
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process table from /proc")
 async def test_a_deadline_during_a_tool_command_stops_the_command_too(
     anyio_backend: str, codex: Path, home: Path, workspace: Path
