@@ -81,7 +81,7 @@ class ClauseResult:
         return any(WITHHELD in text for text in (*self.messages, *self.notes))
 
     def describe(self, rerun: str | None = None, details: str = DETAILS_HINT) -> str:
-        """A full failure/skip text: observations, the rule, and how to rerun.
+        """A full failure/skip text: observations, the rule, how to rerun, then notes.
 
         ``rerun`` is the command that runs this clause alone and ``details`` how to see
         withheld provider text; front ends pass their own (the CLI its command line,
@@ -92,10 +92,11 @@ class ClauseResult:
             shown.append(f"{self.clause}: ... and {more} more violation(s)")
         lines = shown or [f"{self.clause}: {self.status.value}"]
         lines.append(f"  rule: {self.info.rule}")
-        lines.extend(f"  note: {n}" for n in self.notes)
         lines.append(f"  rerun alone: {rerun or rerun_hint(self.clause)}")
         if self.withheld:
             lines.append(f"  details: {details}")
+        # Notes (the live diagnostic, a driver traceback) come after the readable lines.
+        lines.extend(f"  note: {n}" for n in self.notes)
         return "\n".join(lines)
 
 
