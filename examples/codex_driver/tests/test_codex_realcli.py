@@ -13,18 +13,30 @@ From this folder, the same check by hand (with an emulator running)::
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
+import json
 import os
-from collections.abc import Iterator
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
-from adaptertest import Level, RecordingSink, realcli
+import adaptertest
+from adaptertest import Level, Options, RecordingSink, realcli
 from adaptertest import clikit as testing
-from adaptertest.emulator import Emulator, Fault, Scenario, ToolCall, Turn, TurnUsage
+from adaptertest.emulator import (
+    Emulator,
+    Fault,
+    RecordedRequest,
+    Scenario,
+    ToolCall,
+    Turn,
+    TurnUsage,
+)
 from adaptertest.options import Backend
 from codex_driver import THREAD_USAGE_KEY, CodexConfig, CodexDriver, provider_args
 from driver import (
@@ -79,20 +91,22 @@ def workspace(tmp_path: Path) -> Path:
 
 def codex_config(
     codex: Path,
-    emu: Emulator,
+    emu: Emulator | str,
     home: Path,
     *,
     timeout: float = 60,
     retries: dict[str, int] | None = None,
 ) -> CodexConfig:
-    """The driver's config for the real CLI pointed at ``emu``, in ``home``."""
+    """The driver's config for the real CLI pointed at ``emu`` (or its base URL), in
+    ``home``."""
+    base_url = emu if isinstance(emu, str) else emu.base_url
     return CodexConfig(
         command=(str(codex),),
         model=MODEL,
         home=str(home),
         env={KEY_VARIABLE: KEY_VALUE},
         extra_args=provider_args(
-            emu.base_url + "/v1", name="emulator", env_key=KEY_VARIABLE, **(retries or {})
+            base_url + "/v1", name="emulator", env_key=KEY_VARIABLE, **(retries or {})
         ),
         timeout=timeout,
     )
@@ -150,27 +164,85 @@ def assert_process_group_gone(pid: int) -> None:
 
 # -- the whole suite ---------------------------------------------------------------------------
 
-
-@pytest.fixture
-def suite_emulator() -> Iterator[Emulator]:
-    with Emulator(ok_scenario()) as emu:
-        yield emu
+SKIP = realcli.skip_reason("codex")
+"""Why the tier cannot run here (node or the pinned codex missing), or None."""
 
 
-@pytest.mark.parametrize("backend", ["asyncio", "trio"])
-def test_the_whole_suite_reaches_level_full(
-    backend: Backend, codex: Path, home: Path, workspace: Path, suite_emulator: Emulator
-) -> None:
-    """Live run, resume, native structured output and two concurrent processes (CON-01)."""
-    config = codex_config(codex, suite_emulator, home)
-    options = dataclasses.replace(
-        testing.full_options(config, resume_id=RESUME_ID, backend=backend),
-        workspace=str(workspace),
-        model_requests=lambda: suite_emulator.requests,
+SHARED_VARIABLE = "CODEX_REALCLI_TIER_SHARED"
+"""Hands the shared folder and emulator address to a fresh interpreter the suite starts
+(CAP-01 builds the driver again there): it must get the same config, and no emulator."""
+
+
+class _Shared:
+    """The whole suite's emulator, home and workspace, started at import when codex is
+    installed (the suite classes below need their options at collection)."""
+
+    def __init__(self) -> None:
+        program = realcli.locate("codex")
+        assert program is not None  # SKIP is None
+        self.emulator: Emulator | None = None
+        inherited = os.environ.get(SHARED_VARIABLE)
+        if inherited:  # a child interpreter of this run: the parent's folders and emulator
+            shared = json.loads(inherited)
+            self.root, base_url = Path(shared["root"]), str(shared["base_url"])
+        else:
+            self.root = Path(tempfile.mkdtemp(prefix="codex-tier-"))
+            for folder in ("home", "workspace"):
+                (self.root / folder).mkdir()
+            self.emulator = Emulator(ok_scenario()).start()
+            base_url = self.emulator.base_url
+            os.environ[SHARED_VARIABLE] = json.dumps({"root": str(self.root), "base_url": base_url})
+            atexit.register(self.close)
+        self.config = codex_config(program, base_url, self.root / "home")
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        return self.emulator.requests if self.emulator is not None else []
+
+    def close(self) -> None:
+        if self.emulator is not None:
+            self.emulator.stop()
+        os.environ.pop(SHARED_VARIABLE, None)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+SHARED = _Shared() if SKIP is None else None
+
+
+def suite_options(backend: Backend) -> Options:
+    """Every live clause on: the structured probe, two concurrent processes (CON-01), and
+    the model side read from the emulator (SYS-02)."""
+    if SHARED is None:
+        return Options(skip_live_run=SKIP)
+    shared = SHARED
+    return dataclasses.replace(
+        testing.full_options(shared.config, resume_id=RESUME_ID, backend=backend),
+        workspace=str(shared.root / "workspace"),
+        model_requests=lambda: shared.requests,
     )
-    testing.check_conformance_level(lambda: CodexDriver(config), options, Level.FULL)
+
+
+def new_driver() -> CodexDriver:
+    """The factory the suite builds drivers with."""
+    return CodexDriver(SHARED.config if SHARED is not None else None)
+
+
+TestCodexRealCLI = adaptertest.test_driver(new_driver, suite_options("asyncio"))
+TestCodexRealCLIOnTrio = adaptertest.test_driver(new_driver, suite_options("trio"))
+
+
+@pytest.mark.parametrize(
+    "suite", [TestCodexRealCLI, TestCodexRealCLIOnTrio], ids=["asyncio", "trio"]
+)
+def test_the_real_cli_reaches_level_full(suite: type) -> None:
+    """Live run, resume, native structured output and two concurrent processes."""
+    if SHARED is None:
+        pytest.skip(SKIP or "codex is not installed")
+    report = suite.adaptertest_suite().report()  # type: ignore[attr-defined]
+    failing = [r.describe() for r in report.results if r.status.is_failure]
+    assert report.level is Level.FULL, (report.summary(), failing)
     # The structured probe went through codex's own mechanism: a json_schema text format.
-    formats = [r.body.get("text", {}).get("format", {}) for r in suite_emulator.requests]
+    formats = [r.body.get("text", {}).get("format", {}) for r in SHARED.requests]
     assert any(f.get("type") == "json_schema" for f in formats)
 
 
