@@ -36,6 +36,7 @@ from driver.clikit._codec import ResumeCodec
 from driver.clikit._config import CLIConfig, masked_env
 from driver.clikit._emit import RunOutput
 from driver.clikit._probes import cli_config_schema, program_report
+from driver.clikit._process import TERMINAL_GRACE_SECONDS
 from driver.clikit._structured import NativeSchema, native_schema, schema_file
 from driver.clikit._turn import StreamParser, run_turn
 
@@ -73,6 +74,11 @@ class CLIDriver(ABC, Generic[ConfigT]):
     """The CLI releases this driver supports, as a range such as ``">=2.1.323,<2.2"``;
     empty means undeclared. ``adaptertest sweep --supported MODULE:CLASS`` marks the
     releases outside it."""
+
+    terminal_grace: ClassVar[float] = TERMINAL_GRACE_SECONDS
+    """Seconds the CLI may keep running after its terminal line (background tasks, MCP
+    servers) before it is ended; the run keeps what the terminal line says, and the
+    response's metadata notes the end (``ended_after_terminal``)."""
 
     def __init__(self, config_type: type[ConfigT], config: ConfigT | None) -> None:
         """``config_type`` is the subclass's config; None means its defaults."""
@@ -235,6 +241,7 @@ class CLIDriver(ABC, Generic[ConfigT]):
                 timeout=config.timeout,
                 parser=lambda out: self.stream_parser(out, model=model),
                 structured=native is not None,
+                terminal_grace=self.terminal_grace,
             )
 
     def _native_schema(self, request: Request) -> str:
