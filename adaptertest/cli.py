@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from adaptertest import __version__, _extra, _scaffold, emulate, record, replay
+from adaptertest._screen import screen
 from adaptertest.clauses import CLAUSES, clause_ids
 from adaptertest.options import Options, OptionsError
 from adaptertest.realcli import cli as install_clis
@@ -282,7 +283,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return matrix_command.run(ns)
         return _check(ns, args[1:])
     except UsageError as exc:
-        print(f"{PROG} {ns.command}: error: {exc}", file=sys.stderr)
+        # A factory's import error may quote the driver's own text.
+        print(screen(f"{PROG} {ns.command}: error: {exc}"), file=sys.stderr)
         return 2
 
 
@@ -530,7 +532,8 @@ def render_report(
         console.print(Text(r.describe(hint, details)))
     console.print()
     style = "bold red" if report.failures else "bold green"
-    console.print(Text(f"{report.driver_type or '?'}: {report.summary()}", style=style))
+    summary = screen(f"{report.driver_type or '?'}: {report.summary()}")
+    console.print(Text(summary, style=style))
 
 
 # -- clauses ---------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from adaptertest._screen import screen
 from adaptertest._violation import WITHHELD
 from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES, Clause, Mode
 
@@ -73,7 +74,7 @@ class ClauseResult:
                 line = line[len(prefix) :]
                 break
         more = len(self.messages) - 1
-        return f"{line} (+{more} more)" if more else line
+        return screen(f"{line} (+{more} more)" if more else line)
 
     @property
     def withheld(self) -> bool:
@@ -97,7 +98,7 @@ class ClauseResult:
             lines.append(f"  details: {details}")
         # Notes (the live diagnostic, a driver traceback) come after the readable lines.
         lines.extend(f"  note: {n}" for n in self.notes)
-        return "\n".join(lines)
+        return screen("\n".join(lines))
 
 
 @dataclass(frozen=True, slots=True)

@@ -59,6 +59,7 @@ from driver.clikit._structured import (
     StructuredSource,
     judge_structured,
     native_schema,
+    private_text_file,
     schema_file,
 )
 from driver.clikit._turn import (
@@ -102,6 +103,7 @@ __all__ = [
     "make_usage",
     "masked_env",
     "native_schema",
+    "private_text_file",
     "program_report",
     "read_usage",
     "run_cli",

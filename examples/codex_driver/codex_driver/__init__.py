@@ -22,7 +22,7 @@ from codex_driver._config import (
     RUN_FLAGS,
     CodexConfig,
 )
-from codex_driver._driver import CodexDriver, build_argv, provider_args
+from codex_driver._driver import CodexDriver, build_argv, provider_args, toml_string
 from codex_driver._parser import THREAD_USAGE_KEY, CodexStreamParser
 
 __all__ = [
@@ -37,4 +37,5 @@ __all__ = [
     "CodexStreamParser",
     "build_argv",
     "provider_args",
+    "toml_string",
 ]
