@@ -419,7 +419,7 @@ async def test_an_append_becomes_developer_instructions(anyio_backend: str, tmp_
     text = 'Answer in French.\nKeep "quotes" and \\ as they are.'
     extra = ("--sandbox", "read-only")
     passed = await testing.appended_argv(REPLAY, text, tmp_path, extra_args=extra)
-    flag = passed.index("-c")
+    flag = passed.index("-c", len(["exec", "--json", *RUN_FLAGS]))  # after the run's own flags
     key, value = passed[flag + 1].split("=", 1)
     assert key == "developer_instructions"
     assert tomllib.loads(f"v = {value}")["v"] == text

@@ -344,6 +344,33 @@ async def test_resume_continues_the_thread_and_reports_per_run_usage(
     assert resumed.checkpoint.state.data[THREAD_USAGE_KEY] == "52,32,8"
 
 
+@pytest.mark.anyio
+@ASYNCIO_ONLY
+async def test_the_append_reaches_the_model_and_resume_keeps_the_first_one(
+    anyio_backend: str, codex: Path, home: Path, workspace: Path
+) -> None:
+    first_text, later_text = "Answer like a lighthouse keeper.", "Answer like a pirate."
+    with Emulator(ok_scenario()) as emu:
+        driver = CodexDriver(codex_config(codex, emu, home))
+        first, _ = await run_once(driver, workspace, append_system_prompt=first_text)
+        assert first.checkpoint is not None
+        assert first.checkpoint.state is not None
+        session = SessionContext(state=first.checkpoint.state)
+        resumed, _ = await run_once(
+            driver, workspace, session=session, append_system_prompt=later_text
+        )
+        requests = emu.main_requests
+    assert first.failure is None, first.failure
+    assert resumed.failure is None, resumed.failure
+    # -c developer_instructions: developer text, never in a user turn (SYS-02).
+    assert first_text in requests[0].system_text
+    assert first_text not in requests[0].user_text
+    # codex 0.169 keeps the thread's first developer instructions on resume: the later
+    # append is passed (-c developer_instructions) but never reaches the model.
+    assert first_text in requests[1].system_text
+    assert later_text not in requests[1].system_text + requests[1].user_text
+
+
 # -- failures a host must expect -----------------------------------------------------------------
 
 
