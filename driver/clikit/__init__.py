@@ -65,6 +65,7 @@ from driver.clikit._structured import (
 from driver.clikit._turn import (
     GUARDED_KEYS,
     MetadataSource,
+    SessionCarry,
     SessionMismatchError,
     StreamParser,
     run_turn,
@@ -89,6 +90,7 @@ __all__ = [
     "ProcessOutcome",
     "ResumeCodec",
     "RunOutput",
+    "SessionCarry",
     "SessionMismatchError",
     "StderrKeeper",
     "StreamParser",
