@@ -33,7 +33,13 @@ if TYPE_CHECKING:
     from adaptertest.cap import verify_process_capability, verify_session_capability
     from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES, Clause, Mode
     from adaptertest.evt import StreamVerifier, verify_stream_capability, verify_stream_sequence
-    from adaptertest.options import DEFAULT_LIVE_PROMPT, Drift, Options, OptionsError
+    from adaptertest.options import (
+        DEFAULT_LIVE_PROMPT,
+        Drift,
+        ModelRequest,
+        Options,
+        OptionsError,
+    )
     from adaptertest.report import (
         ClauseResult,
         ClauseStatus,
@@ -68,6 +74,7 @@ _LAZY: dict[str, str] = {
     "Options": "adaptertest.options",
     "OptionsError": "adaptertest.options",
     "Drift": "adaptertest.options",
+    "ModelRequest": "adaptertest.options",
     "ClauseResult": "adaptertest.report",
     "ClauseStatus": "adaptertest.report",
     "ConformanceError": "adaptertest.report",
@@ -120,6 +127,7 @@ __all__ = [
     "Drift",
     "Level",
     "Mode",
+    "ModelRequest",
     "Options",
     "OptionsError",
     "RecordingSink",

@@ -38,8 +38,11 @@ class Clause:
 
     @property
     def module(self) -> str:
-        return f"adaptertest.{self.family.lower()}"
+        return _MODULES.get(self.family, f"adaptertest.{self.family.lower()}")
 
+
+_MODULES: dict[str, str] = {"SYS": "adaptertest.sysprompt"}
+"""Families whose module is not named after them (``adaptertest.sys`` would read as ``sys``)."""
 
 H, OPT, L = Mode.HERMETIC, Mode.OPT_IN, Mode.LIVE
 _LIVE = ("live_run",)
@@ -106,9 +109,10 @@ CLAUSES: tuple[Clause, ...] = (
         "resume declaration is truthful",
         "sessions.supports_resume holds exactly when session_codec() gives a codec; a "
         "resumable driver also has a non-blank, stable session_config_fingerprint(), and "
-        "codec name and fingerprint agree across instances.",
+        "codec name and fingerprint agree across instances and in a fresh interpreter.",
         H,
         "capability_declarations",
+        "fresh_process",
     ),
     _c(
         "CAP-02",
@@ -248,9 +252,11 @@ CLAUSES: tuple[Clause, ...] = (
     _c(
         "SES-05",
         "guard fingerprint is deterministic",
-        "guard_fingerprint is non-empty and equal for equal params.",
+        "guard_fingerprint is non-empty and equal for equal params, in this interpreter "
+        "and in a fresh one with another hash seed.",
         H,
         "session_codec",
+        "fresh_process",
     ),
     _c(
         "SES-06",
@@ -386,11 +392,13 @@ CLAUSES: tuple[Clause, ...] = (
     # --- OBS: observation facts -------------------------------------------------------
     _c(
         "OBS-01",
-        "observations are declared",
+        "observations are declared and demanded",
         "Every capability.invocation and todo.updated fact is of a kind the descriptor's "
-        "observation support declares for that transport.",
+        "observation support declares for that transport, and of a kind the request's "
+        "observation demand asks for (capability_invocations, todos).",
         L,
         *_BOTH_LIVE,
+        "system_prompt",
     ),
     _c(
         "OBS-02",
@@ -618,6 +626,29 @@ CLAUSES: tuple[Clause, ...] = (
         "drift",
         extension=True,
     ),
+    # --- SYS: Python extension clauses (appended system prompt) ------------------------
+    _c(
+        "SYS-01",
+        "an append is taken exactly when declared",
+        "A run whose request carries append_system_prompt is refused with "
+        "SystemPromptUnsupportedError(reason 'unsupported', naming the driver) before "
+        "anything reaches the sink when the descriptor does not declare system_prompt.append; "
+        "when it does, the run is accepted and succeeds, and the text shows up in no user "
+        "transcript item.",
+        L,
+        "system_prompt",
+        extension=True,
+    ),
+    _c(
+        "SYS-02",
+        "the appended text reaches the model as system text",
+        "With a declared append and Options(model_requests=...), the appended text appears "
+        "unchanged in the system text of at least one model request the run made, and in the "
+        "user text of none.",
+        L,
+        "system_prompt",
+        extension=True,
+    ),
 )
 
 CLAUSE_BY_ID: dict[str, Clause] = {c.id: c for c in CLAUSES}
@@ -641,6 +672,8 @@ PROBES: tuple[str, ...] = (
     "live_structured_output",
     "concurrent_runs",
     "drift",
+    "fresh_process",
+    "system_prompt",
 )
 """Every probe, in the order the suite runs them."""
 

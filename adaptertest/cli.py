@@ -63,6 +63,7 @@ OPTION_FLAGS: dict[str, str] = {
     "config": "--config",
     "backend": "--backend",
     "probe_timeout": "--probe-timeout",
+    "labels": "--label",
 }
 """The Options field each ``check`` flag sets, to name the flag when its value is bad."""
 
@@ -126,6 +127,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="judge only this clause or family (SES-04, SES); repeat or comma-separate",
     )
     check.add_argument("--report", type=Path, metavar="FILE", help="write the JSON report here")
+    check.add_argument(
+        "--label",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a fact about this run for the report's run block and the matrix, such as "
+        "cli_version=2.1.328 (repeatable; adds to Options.labels)",
+    )
     check.add_argument(
         "--format",
         choices=("table", "json", "markdown"),
@@ -203,6 +212,28 @@ def build_parser() -> argparse.ArgumentParser:
             "and a README. Exit status: 0 written, 2 bad name or the folder is not empty.",
         )
     )
+    from adaptertest.matrix import _command as matrix_command
+
+    matrix_command.add_arguments(
+        commands.add_parser(
+            "matrix",
+            help="set JSON reports side by side: an HTML page, Markdown and a JSON summary",
+            description="Read JSON reports (several drivers, one driver against several CLI "
+            "releases, or both) and write matrix.html (self-contained: filter, diff of two "
+            "runs, each cell's messages), matrix.md and matrix.json into --out. Exit status: "
+            "0 written, 2 a report cannot be read.",
+        )
+    )
+    matrix_command.add_sweep_arguments(
+        commands.add_parser(
+            "sweep",
+            help="run a driver's real-CLI tier against the last K releases of its CLI",
+            description="Install each of the last K releases of a locked CLI (its own cached "
+            "prefix), run the tier command against it, keep each report and write the matrix "
+            "into --out. An interrupted sweep resumes where it stopped. Exit status: 0 every "
+            "release swept with a report, 1 a tier failed or wrote none, 2 bad input.",
+        )
+    )
     return parser
 
 
@@ -211,6 +242,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["replay"]:
         return replay.main(args[1:])
+    if args[:1] == ["sweep"]:
+        from adaptertest.matrix import _command as matrix_command
+
+        sweep_parser = argparse.ArgumentParser(prog=f"{PROG} sweep")
+        matrix_command.add_sweep_arguments(sweep_parser)
+        return matrix_command.sweep_main(args[1:], sweep_parser)
     if args[:1] == ["record"]:
         return record.main(args[1:])
     if args[:1] == ["install-clis"]:
@@ -229,6 +266,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _clauses(ns.format)
         if ns.command == "new":
             return _scaffold.main(ns)
+        if ns.command == "matrix":
+            from adaptertest.matrix import _command as matrix_command
+
+            return matrix_command.run(ns)
         return _check(ns, args[1:])
     except UsageError as exc:
         print(f"{PROG} {ns.command}: error: {exc}", file=sys.stderr)
@@ -326,6 +367,18 @@ def base_options(ns: argparse.Namespace) -> tuple[Options, str | None]:
     return value, target
 
 
+def _labels(given: Sequence[str]) -> dict[str, str]:
+    labels: dict[str, str] = {}
+    for text in given:
+        name, sep, value = text.partition("=")
+        if not sep or not name.strip():
+            raise UsageError(
+                f"--label wants NAME=VALUE (such as cli_version=2.1.328), got {text!r}"
+            )
+        labels[name.strip()] = value
+    return labels
+
+
 def options_from_args(ns: argparse.Namespace) -> Options:
     """The suite options the check flags ask for, on top of :func:`base_options`."""
     base, source = base_options(ns)
@@ -346,6 +399,8 @@ def options_from_args(ns: argparse.Namespace) -> Options:
         kwargs["backend"] = ns.backend
     if ns.probe_timeout is not None:
         kwargs["probe_timeout"] = ns.probe_timeout
+    if ns.label:
+        kwargs["labels"] = {**base.labels, **_labels(ns.label)}
     if not ns.drift:
         kwargs["drift"] = None
     elif base.drift is None:

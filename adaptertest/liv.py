@@ -32,6 +32,7 @@ from adaptertest._calls import (
     describe_hang,
     driver_location,
     is_driver_fault,
+    is_unrequested_cancel,
 )
 from adaptertest._probe import ProbeContext
 from adaptertest._shape import shape_problem
@@ -44,7 +45,7 @@ from adaptertest.evt import (
     verify_stream_sequence,
 )
 from adaptertest.flr import verify_clean_failure, verify_expected_failure
-from adaptertest.obs import verify_observation_support
+from adaptertest.obs import demand_for, verify_observation_support
 from adaptertest.options import DEFAULT_LIVE_PROMPT
 from adaptertest.rsp import is_valid_json, trim_space, verify_checkpoint_codec, verify_outcome
 from adaptertest.run import verify_run_events, verify_transcript_mirror
@@ -61,7 +62,7 @@ from driver.events import RunEvent, StreamPayload
 from driver.output import OutputFormat, StructuredOutputSource
 from driver.profile import ProfilePayload
 from driver.protocols import StreamSupport
-from driver.run import Request, Response
+from driver.run import ObservationDemand, Request, Response
 from driver.runtime import WorkspaceLease
 from driver.session import SESSION_PARAM_PROFILE_FINGERPRINT
 
@@ -84,6 +85,7 @@ __all__ = [
     "outcome_summary",
     "probe_live_run",
     "probe_live_structured_output",
+    "run_on_loop",
     "run_once",
     "stream_plan",
     "verify_live_checkpoint",
@@ -103,12 +105,19 @@ _DEFAULT_ANSWER = "OK"
 _SHOWN_CHARS = 80
 
 
-def live_request(config: object | None, prompt: str, workspace_cwd: str | None) -> Request:
+def live_request(
+    config: object | None,
+    prompt: str,
+    workspace_cwd: str | None,
+    observation: ObservationDemand | None = None,
+) -> Request:
     """The request of the ``live_run`` probe: streaming, tagged metadata, a profile
     payload whose session fingerprint differs from its exact one (so SES-09 can tell
     which one the driver stored), and a workspace lease when a cwd is given.
 
-    ``prompt`` is sent byte for byte.
+    ``prompt`` is sent byte for byte. ``observation`` is the facts it demands (none
+    when not given); the ``live_run`` probe demands what the descriptor declares for
+    the streaming transport.
     """
     request = Request(
         run_id=LIVE_RUN_ID,
@@ -120,6 +129,7 @@ def live_request(config: object | None, prompt: str, workspace_cwd: str | None) 
             fingerprint=LIVE_PROFILE_FINGERPRINT,
             session_compatibility_fingerprint=LIVE_SESSION_FINGERPRINT,
         ),
+        observation=observation or ObservationDemand(),
     )
     if workspace_cwd is not None:
         request.workspace = WorkspaceLease(id=LIVE_WORKSPACE_ID, cwd=workspace_cwd)
@@ -417,7 +427,7 @@ async def run_once(
                 value = await value
             result.value = value
         except BaseException as exc:
-            if not is_driver_fault(exc):
+            if not is_driver_fault(exc) and not is_unrequested_cancel(exc, scope):
                 raise
             result.error = exc
     sink.seal()
@@ -564,14 +574,22 @@ def _has_checkpoint_state(response: Response) -> bool:
     return checkpoint is not None and checkpoint.valid and checkpoint.state is not None
 
 
-def _execute(
-    ctx: ProbeContext, verdicts: LiveVerdicts, request: Request, pristine: Request
+def run_on_loop(
+    ctx: ProbeContext,
+    request: Request,
+    clause: str,
+    label: str,
+    *,
+    fail: Callable[[str, str], NoReturn] | None = None,
 ) -> LiveRun:
-    """Run the driver once on its loop and wait for what it left running; a hang or a
-    wrong return type ends the probe."""
+    """Run the driver once on its loop under the live deadline, wait for what it left
+    running, and capture its sink. A missing ``run``, a hang of the whole call or a
+    suite error ends the probe as a ``clause`` violation (through ``fail``, default
+    ``ctx.fatal``); ``label`` names the call in those messages."""
+    stop = fail or ctx.fatal
     run = ctx.method("run")
     if run is None:
-        verdicts.stop("LIV-01", f"{type(ctx.driver).__qualname__} has no callable run() method")
+        stop(clause, f"{type(ctx.driver).__qualname__} has no callable run() method")
     timeout = ctx.options.live_run_timeout
     sink = RecordingSink()
 
@@ -584,10 +602,20 @@ def _execute(
 
     outcome = ctx.runner.run_async(live, timeout=timeout + LOOP_SLACK)
     if outcome.timed_out:
-        verdicts.stop("LIV-01", describe_hang("run()", outcome, timeout))
+        stop(clause, describe_hang(label, outcome, timeout))
     if outcome.error is not None:
-        verdicts.stop("LIV-01", f"the live run raised {error_type(outcome.error)} in the suite")
+        stop(clause, f"{label} raised {error_type(outcome.error)} in the suite")
     result: LiveRun = outcome.value
+    return result
+
+
+def _execute(
+    ctx: ProbeContext, verdicts: LiveVerdicts, request: Request, pristine: Request
+) -> LiveRun:
+    """Run the driver once on its loop and wait for what it left running; a hang or a
+    wrong return type ends the probe."""
+    timeout = ctx.options.live_run_timeout
+    result = run_on_loop(ctx, request, "LIV-01", "run()", fail=verdicts.stop)
     verdicts.run = result
     _notes(ctx, result, request, pristine)
     if result.timed_out:
@@ -751,10 +779,11 @@ def probe_live_run(ctx: ProbeContext) -> None:
     if not options.live_enabled:
         ctx.skip(_clauses_of("live_run"), options.live_skip_reason)
         return
-    request = live_request(options.config, options.live_prompt, options.workspace)
+    demand = demand_for(ctx.descriptor.observation.streaming)
+    request = live_request(options.config, options.live_prompt, options.workspace, demand)
     # Built apart from ``request`` (only the caller's config object is shared), so a
     # driver that mutates what it was given cannot change what the checks compare with.
-    pristine = live_request(options.config, options.live_prompt, options.workspace)
+    pristine = live_request(options.config, options.live_prompt, options.workspace, demand)
     verdicts = LiveVerdicts(ctx, structured=False)
     try:
         result = _execute(ctx, verdicts, request, pristine)
@@ -764,7 +793,10 @@ def probe_live_run(ctx: ProbeContext) -> None:
         verdicts.report(verify_run_events(result.events), judge=_RUN_EVENT_CLAUSES)
         _judge_stream(ctx, verdicts, result, rich, capability)
         support = ctx.descriptor.observation.streaming
-        verdicts.report(verify_observation_support(support, result.stream), judge=("OBS-01",))
+        verdicts.report(
+            verify_observation_support(support, result.stream, pristine.observation),
+            judge=("OBS-01",),
+        )
         response = result.response
         if response is None:
             ctx.skip(("RUN-04",), f"the live run failed ({failed}), so there is no transcript")
@@ -849,6 +881,9 @@ def probe_live_structured_output(ctx: ProbeContext) -> None:
         return
     request = structured_request(options.config, options.workspace)
     pristine = structured_request(options.config, options.workspace)
+    # The facts the batch transport declares are demanded, as live_run does for streaming.
+    request.observation = demand_for(ctx.descriptor.observation.batch)
+    pristine.observation = request.observation.model_copy()
     overreach = _structured_overreach(pristine)
     if overreach:
         ctx.fatal(
@@ -865,7 +900,10 @@ def probe_live_structured_output(ctx: ProbeContext) -> None:
         if not _nothing_streamed(ctx, result, FACTS_CLAUSES):
             verdicts.report(verify_observation_sequence(result.stream), judge=FACTS_CLAUSES)
         support = ctx.descriptor.observation.batch
-        verdicts.report(verify_observation_support(support, result.stream), judge=("OBS-01",))
+        verdicts.report(
+            verify_observation_support(support, result.stream, pristine.observation),
+            judge=("OBS-01",),
+        )
         response = result.response
         if failed or response is None:
             _skip_success_clauses(ctx, failed, ("LIV-03", "RSP-04", "SO-02"))

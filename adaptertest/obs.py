@@ -29,12 +29,14 @@ from driver.observation import (
     TodoSource,
     TodoStatus,
 )
+from driver.run import ObservationDemand
 
 __all__ = [
     "ID_LIMIT",
     "MAX_TODO_ITEMS",
     "ObservationTracker",
     "capability_problems",
+    "demand_for",
     "is_utc",
     "parent_problems",
     "text_problem",
@@ -488,13 +490,25 @@ _SUPPORT_FLAG: Final = {
 }
 
 
+def demand_for(support: ObservationSupport) -> ObservationDemand:
+    """The observation demand that asks for exactly what ``support`` declares."""
+    return ObservationDemand(
+        capability_invocations=support.skills or support.mcp or support.subagents,
+        todos=support.todos,
+    )
+
+
 def verify_observation_support(
-    support: ObservationSupport, payloads: Iterable[StreamPayload]
+    support: ObservationSupport,
+    payloads: Iterable[StreamPayload],
+    demand: ObservationDemand | None = None,
 ) -> list[Violation]:
-    """OBS-01: each fact is of a kind the transport's ObservationSupport declares.
+    """OBS-01: each fact is of a kind the transport's ObservationSupport declares and,
+    given the request's ``demand``, of a kind the request asked for.
 
     One violation per offending payload; a capability of an unknown kind is never
-    supported. Declared kinds that never appear are fine.
+    supported. Declared kinds that never appear are fine. ``demand`` None checks the
+    declaration only.
     """
     out: list[Violation] = []
     for i, payload in enumerate(payloads):
@@ -502,6 +516,14 @@ def verify_observation_support(
         if kind == TODO_KIND:
             if not support.todos:
                 out.append(Violation("OBS-01", f"payload {i} ({kind}): todos are not declared"))
+            elif demand is not None and not demand.todos:
+                out.append(
+                    Violation(
+                        "OBS-01",
+                        f"payload {i} ({kind}): the request did not demand todos "
+                        "(request.observation.todos=False)",
+                    )
+                )
         elif kind == CAPABILITY_KIND and payload.capability is not None:
             # getattr throughout: a fact built with model_construct may be anything.
             cap_kind = getattr(getattr(payload.capability, "ref", None), "kind", "")
@@ -511,6 +533,14 @@ def verify_observation_support(
                     Violation(
                         "OBS-01",
                         f"payload {i} ({kind}): {cap_kind!r} invocations are not declared",
+                    )
+                )
+            elif demand is not None and not demand.capability_invocations:
+                out.append(
+                    Violation(
+                        "OBS-01",
+                        f"payload {i} ({kind}): the request did not demand capability "
+                        "invocations (request.observation.capability_invocations=False)",
                     )
                 )
     return out

@@ -119,6 +119,11 @@ def _payload(item: pytest.Item, clause: str, when: str) -> dict[str, Any]:
     except Exception:  # noqa: BLE001 - the test itself already reported the error
         return payload
     payload["driver_type"] = suite.driver_type
+    run = getattr(suite, "run_info", None)
+    if callable(run):
+        from adaptertest.report_json import run_to_json
+
+        payload["run"] = run_to_json(run())
     payload["result"] = {
         "status": result.status.value,
         "messages": list(result.messages),
@@ -181,6 +186,7 @@ class DriverResults:
     nodeid: str
     name: str
     driver_type: str = ""
+    run: dict[str, Any] | None = None
     results: dict[str, ClauseResult] = field(default_factory=dict)
     duration: float = 0.0
 
@@ -189,6 +195,8 @@ class DriverResults:
         self.duration += report.duration
         if payload.get("driver_type"):
             self.driver_type = str(payload["driver_type"])
+        if isinstance(payload.get("run"), dict):
+            self.run = payload["run"]
         if report.when != "call" and report.passed:
             return
         result = _phase_result(clause, report, payload)
@@ -205,11 +213,13 @@ class DriverResults:
 
     def report(self) -> ConformanceReport:
         from adaptertest.report import ConformanceReport
+        from adaptertest.report_json import run_from_json
 
         return ConformanceReport(
             driver_type=self.driver_type,
             results=tuple(self.results.values()),
             duration=self.duration,
+            run=run_from_json(self.run),
         )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -100,6 +100,23 @@ class ClauseResult:
 
 
 @dataclass(frozen=True, slots=True)
+class RunInfo:
+    """What a report says about the run itself, so runs can be set side by side (the matrix).
+
+    ``options`` holds the options that differ from their defaults, as text; ``labels``
+    what the caller named (``Options.labels``, ``check --label``), e.g. the CLI and its
+    version."""
+
+    started_at: str
+    """When the suite run started: ISO 8601, UTC, seconds."""
+    backend: str
+    driver_version: str | None = None
+    """The version of the distribution the driver's module comes from, when installed."""
+    options: Mapping[str, str] = field(default_factory=dict)
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
 class ConformanceReport:
     """Every clause result of one suite run against one driver."""
 
@@ -107,6 +124,7 @@ class ConformanceReport:
     results: tuple[ClauseResult, ...]
     duration: float = 0.0
     notes: tuple[str, ...] = field(default=())
+    run: RunInfo | None = None
 
     def __iter__(self) -> Iterator[ClauseResult]:
         return iter(self.results)

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from adaptertest import __version__
 from adaptertest.clauses import CLAUSES
-from adaptertest.report import ClauseResult, ConformanceReport
+from adaptertest.report import ClauseResult, ConformanceReport, RunInfo
 
 SCHEMA_VERSION = 1
 """Bumped whenever a field changes meaning or goes away (new optional fields keep it)."""
@@ -61,7 +61,34 @@ def driver_to_json(
     }
     if nodeid is not None:
         entry["nodeid"] = nodeid
+    if report.run is not None:
+        entry["run"] = run_to_json(report.run)
     return entry
+
+
+def run_to_json(run: RunInfo) -> dict[str, Any]:
+    """The ``run`` block of a driver entry."""
+    return {
+        "started_at": run.started_at,
+        "backend": run.backend,
+        "driver_version": run.driver_version,
+        "options": dict(run.options),
+        "labels": dict(run.labels),
+    }
+
+
+def run_from_json(block: Mapping[str, Any] | None) -> RunInfo | None:
+    """A ``run`` block read back; None for reports written before it existed."""
+    if not isinstance(block, Mapping):
+        return None
+    version = block.get("driver_version")
+    return RunInfo(
+        started_at=str(block.get("started_at", "")),
+        backend=str(block.get("backend", "")),
+        driver_version=str(version) if version is not None else None,
+        options={str(k): str(v) for k, v in dict(block.get("options") or {}).items()},
+        labels={str(k): str(v) for k, v in dict(block.get("labels") or {}).items()},
+    )
 
 
 def document(drivers: Iterable[Mapping[str, Any]], *, producer: Producer) -> dict[str, Any]:

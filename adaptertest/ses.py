@@ -34,6 +34,8 @@ from driver.session import SessionParams
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
+    from adaptertest._fresh import FreshResult
+
 __all__ = ["CODEC_CLAUSES", "MUTATION_SUFFIX", "PROPERTY_CLAUSES", "probe_session_codec"]
 
 MUTATION_SUFFIX = "-adaptertest-mutated"
@@ -707,3 +709,32 @@ def probe_session_codec(ctx: ProbeContext) -> None:
     _check_generated(
         ctx, codec, seed, session_keys=options.session_keys, guard_keys=options.guard_keys
     )
+
+
+def check_fresh_guard(ctx: ProbeContext, found: FreshResult) -> None:
+    """SES-05 across processes: the guard a fresh interpreter (another hash seed) computed
+    for some params equals the guard this interpreter computes for the same params."""
+    # A missing or broken codec is the codec probe's to report (SES-01).
+    get_codec = ctx.method("session_codec")
+    outcome = ctx.attempt(get_codec, awaitable=False) if get_codec is not None else None
+    codec: Any = outcome.value if outcome is not None and outcome.ok else None
+    guard = getattr(codec, "guard_fingerprint", None)
+    if not callable(guard):
+        return
+    for problem in found.failures:
+        ctx.note(f"in a fresh interpreter, {problem}", clauses=["SES-05"])
+    ctx.judge("SES-05")
+    for raw, there in found.guards:
+        params = SessionParams.model_validate(raw)
+        label = "guard_fingerprint(params from a fresh interpreter)"
+        here = _SeedChecker(ctx).call("SES-05", label, guard, params, str)
+        if here != there:
+            keys = _keys(list(params.values))
+            ctx.fail(
+                "SES-05",
+                f"guard_fingerprint differs in a fresh interpreter (PYTHONHASHSEED="
+                f"{found.hash_seed}) for the same params (keys {keys}): {_short(here)} here vs "
+                f"{_short(there)} there; a guard must not depend on hash(), set order, id() "
+                "or anything else that changes when the host restarts",
+            )
+            return

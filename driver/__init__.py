@@ -50,6 +50,7 @@ from driver.descriptor import (
     StreamCapability,
     StructuredOutputCapability,
     StructuredOutputHITLCapability,
+    SystemPromptCapability,
     WorkspaceCapability,
 )
 from driver.environment import (
@@ -74,6 +75,8 @@ from driver.errors import (
     RunError,
     SessionConfigFingerprintError,
     StructuredOutputUnsupportedError,
+    SystemPromptUnsupportedError,
+    SystemPromptUnsupportedReason,
     error_matches,
 )
 from driver.events import (
@@ -172,6 +175,7 @@ from driver.run import (
     AgentIdentity,
     Checkpoint,
     FailureCode,
+    ObservationDemand,
     RawStreams,
     Request,
     Response,
@@ -310,6 +314,7 @@ __all__ = [
     "ModelLister",
     "NativeConfigPatch",
     "ObservationCapability",
+    "ObservationDemand",
     "ObservationSupport",
     "OutputFormat",
     "OutputSchema",
@@ -379,6 +384,9 @@ __all__ = [
     "StructuredOutputInvalidPolicy",
     "StructuredOutputSource",
     "StructuredOutputUnsupportedError",
+    "SystemPromptCapability",
+    "SystemPromptUnsupportedError",
+    "SystemPromptUnsupportedReason",
     "TerminalPayload",
     "TodoItem",
     "TodoSnapshot",

@@ -35,6 +35,7 @@ __all__ = [
     "StreamCapability",
     "StructuredOutputCapability",
     "StructuredOutputHITLCapability",
+    "SystemPromptCapability",
     "WorkspaceCapability",
 ]
 
@@ -56,6 +57,18 @@ class InstructionsCapability(FrozenSPIModel):
     """Whether explicit instruction bundles are accepted besides the prompt."""
 
     supported: bool = False
+
+
+class SystemPromptCapability(FrozenSPIModel):
+    """Whether the driver can append host text to the agent's own system prompt.
+
+    The zero value means unsupported: a request whose ``append_system_prompt`` is
+    non-empty must then be refused with ``SystemPromptUnsupportedError`` before any
+    provider process starts. A driver that declares ``append`` hands the text, byte
+    for byte, to the CLI's own append mechanism and never folds it into the prompt.
+    """
+
+    append: bool = False
 
 
 class WorkspaceCapability(FrozenSPIModel):
@@ -205,3 +218,4 @@ class Descriptor(FrozenSPIModel):
         default_factory=StructuredOutputCapability
     )
     observation: ObservationCapability = Field(default_factory=ObservationCapability)
+    system_prompt: SystemPromptCapability = Field(default_factory=SystemPromptCapability)

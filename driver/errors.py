@@ -12,6 +12,7 @@ way ``errors.Is`` walks ``Unwrap``.
 from __future__ import annotations
 
 import json
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -27,6 +28,8 @@ __all__ = [
     "RunError",
     "SessionConfigFingerprintError",
     "StructuredOutputUnsupportedError",
+    "SystemPromptUnsupportedError",
+    "SystemPromptUnsupportedReason",
     "error_matches",
 ]
 
@@ -36,6 +39,7 @@ _INVALID_POLICY = "agentadaptor: invalid run policy"
 _POLICY_CAPABILITY_UNSUPPORTED = "agentadaptor: policy capability unsupported by driver"
 _HUMAN_DECISION_MODE_UNSUPPORTED = "agentadaptor: human decision mode unsupported by driver"
 _STRUCTURED_OUTPUT_UNSUPPORTED = "agentadaptor: structured output unsupported by adapter"
+_SYSTEM_PROMPT_UNSUPPORTED = "agentadaptor: system prompt append unsupported by driver"
 _INVALID_OUTPUT_SCHEMA = "agentadaptor: invalid output schema"
 _FINGERPRINT = "session config cannot be fingerprinted"
 
@@ -155,6 +159,32 @@ class StructuredOutputUnsupportedError(DriverError):
         self.reason = reason
         super().__init__(
             _with_details(_STRUCTURED_OUTPUT_UNSUPPORTED, ("driver", driver), ("reason", reason))
+        )
+
+
+class SystemPromptUnsupportedReason(StrEnum):
+    """Why a driver refused a request's ``append_system_prompt``."""
+
+    UNSUPPORTED = "unsupported"
+    """The descriptor does not declare ``system_prompt.append`` (the CLI has no append)."""
+    CONFLICTING_EXTRA_ARGS = "conflicting_extra_args"
+    """The config's extra arguments already set the CLI's own system-prompt flag."""
+
+
+class SystemPromptUnsupportedError(DriverError):
+    """A non-empty ``Request.append_system_prompt`` the driver cannot honour.
+
+    Raised by ``run`` before any provider process starts and before anything reaches
+    the sink. ``reason`` is a :class:`SystemPromptUnsupportedReason` value (an open
+    string, so a driver may name a reason of its own). The message never holds the
+    appended text.
+    """
+
+    def __init__(self, driver: str = "", reason: str = "") -> None:
+        self.driver = driver
+        self.reason = reason
+        super().__init__(
+            _with_details(_SYSTEM_PROMPT_UNSUPPORTED, ("driver", driver), ("reason", str(reason)))
         )
 
 

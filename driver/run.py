@@ -27,6 +27,7 @@ __all__ = [
     "AgentIdentity",
     "Checkpoint",
     "FailureCode",
+    "ObservationDemand",
     "RawStreams",
     "Request",
     "Response",
@@ -59,6 +60,23 @@ class FailureCode(StrEnum):
     AGENT_ERROR = "agent_error"
     CANCELLED = "cancelled"
     POLICY_ERROR = "policy_error"
+    ACTIVE_EXECUTION_TIMEOUT = "active_execution_timeout"
+    """The host stopped the run because it executed past the host's active-execution
+    limit; distinct from the driver's own deadline (``Response.timed_out``) and from a
+    decision deadline (``decision_timeout``). Never carries a human decision."""
+
+
+class ObservationDemand(SPIModel):
+    """Which observation facts the host wants from this run.
+
+    A driver emits ``capability.invocation`` facts only when
+    ``capability_invocations`` is set and ``todo.updated`` facts only when ``todos`` is
+    set, and in either case only for kinds its descriptor declares for the transport.
+    The zero value asks for none.
+    """
+
+    capability_invocations: bool = False
+    todos: bool = False
 
 
 class AgentIdentity(SPIModel):
@@ -152,6 +170,11 @@ class Request(SPIModel):
 
     ``structured_output_source`` is set exactly when ``output_schema`` is;
     a non-empty ``model_override`` beats the model of the construction config.
+    ``append_system_prompt`` is resolved text for the CLI's own system-prompt append
+    mechanism, passed unchanged (never folded into ``prompt``); a driver whose
+    descriptor does not declare ``system_prompt.append`` refuses a non-empty one with
+    ``SystemPromptUnsupportedError``. ``observation`` says which observation facts the
+    host wants.
     """
 
     run_id: str = ""
@@ -173,6 +196,8 @@ class Request(SPIModel):
     spawn: bool = False
     model_override: str = ""
     streaming: bool = False
+    append_system_prompt: str = ""
+    observation: ObservationDemand = Field(default_factory=ObservationDemand)
 
 
 class Response(SPIModel):

@@ -21,14 +21,23 @@ from referencedriver._config import (
     ReferenceConfig,
 )
 from referencedriver._conformance import adaptertest_options
-from referencedriver._driver import ReferenceDriver, new_reference_driver
+from referencedriver._driver import (
+    REFERENCE_SYSTEM_PROMPT,
+    ModelTurn,
+    ReferenceDriver,
+    ReferenceModel,
+    new_reference_driver,
+)
 
 __all__ = [
     "DEFAULT_MODEL",
     "FINGERPRINT_DOMAIN",
     "REFERENCE_DRIVER_TYPE",
+    "REFERENCE_SYSTEM_PROMPT",
+    "ModelTurn",
     "ReferenceConfig",
     "ReferenceDriver",
+    "ReferenceModel",
     "ReferenceSessionCodec",
     "adaptertest_options",
     "new_reference_driver",

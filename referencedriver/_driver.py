@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
+from dataclasses import dataclass
 
 import anyio.lowlevel
 
@@ -51,6 +53,7 @@ from driver import (
     StructuredOutput,
     StructuredOutputCapability,
     StructuredOutputSource,
+    SystemPromptCapability,
     TerminalPayload,
     TranscriptItem,
     TranscriptKind,
@@ -66,13 +69,59 @@ from referencedriver._config import (
     ReferenceConfig,
 )
 
-__all__ = ["ReferenceDriver", "new_reference_driver"]
+__all__ = [
+    "REFERENCE_SYSTEM_PROMPT",
+    "ModelTurn",
+    "ReferenceDriver",
+    "ReferenceModel",
+    "new_reference_driver",
+]
 
 # The suite's default live prompt; the scripted provider obeys it literally.
 _OK_PROMPT = "Reply with exactly: OK"
 # The value every structured-output run returns (it satisfies the suite's probe schema).
 _STRUCTURED_JSON = '{"ok":true}'
 _TOOL_ARGS = {"text": "ok"}
+
+
+REFERENCE_SYSTEM_PROMPT = "You are the adaptertest reference agent."
+"""The scripted agent's own system prompt; an appended system prompt follows it."""
+
+
+@dataclass(frozen=True)
+class ModelTurn:
+    """What the scripted model was sent for one run: its system text and user text."""
+
+    system_text: str
+    user_text: str
+
+
+class ReferenceModel:
+    """The scripted model behind the reference driver, keeping what each run sent it.
+
+    Give one to :class:`ReferenceDriver` to see where a run puts its texts (the suite's
+    SYS-02 reads ``requests`` through ``Options(model_requests=model.requests_so_far)``).
+    Thread-safe: concurrent runs append under a lock and readers get a copy.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._requests: list[ModelTurn] = []
+
+    def receive(self, turn: ModelTurn) -> None:
+        """Record one request."""
+        with self._lock:
+            self._requests.append(turn)
+
+    @property
+    def requests(self) -> list[ModelTurn]:
+        """Every request so far, oldest first (a copy)."""
+        with self._lock:
+            return list(self._requests)
+
+    def requests_so_far(self) -> list[ModelTurn]:
+        """The same as :attr:`requests`, as a callable for ``Options(model_requests=...)``."""
+        return self.requests
 
 
 class _RunOutput:
@@ -115,8 +164,11 @@ class ReferenceDriver:
     ``close_processes``: it declares no persistent process.
     """
 
-    def __init__(self, config: ReferenceConfig | None = None) -> None:
+    def __init__(
+        self, config: ReferenceConfig | None = None, *, model: ReferenceModel | None = None
+    ) -> None:
         self._config = config if config is not None else ReferenceConfig()
+        self._model_side = model
 
     @property
     def config(self) -> ReferenceConfig:
@@ -158,6 +210,8 @@ class ReferenceDriver:
                 works_with_streaming=True,
                 notes="in-memory reference implementation",
             ),
+            # The scripted model's system prompt takes an appended text (SYS-01/02).
+            system_prompt=SystemPromptCapability(append=True),
         )
 
     def validate_config(self, config: object | None) -> None:
@@ -331,6 +385,11 @@ class ReferenceDriver:
         out = _RunOutput(sink, streaming=request.streaming, run_id=run_id, thread_id=session_id)
 
         # provider: build the CLI command line from the whole request and start it in cwd.
+        # The appended system prompt goes to the CLI's own append mechanism, unchanged;
+        # never into the prompt. A driver without one declares no append and raises
+        # SystemPromptUnsupportedError(driver, "unsupported") here, before starting.
+        if self._model_side is not None:
+            self._model_side.receive(self._model_turn(request))
         out.event(
             RunEvent(
                 type=RunEventType.INVOCATION,
@@ -417,6 +476,15 @@ class ReferenceDriver:
             structured_output=structured,
         )
 
+    @staticmethod
+    def _model_turn(request: Request) -> ModelTurn:
+        """What the scripted model is sent: its own system prompt (plus the append) and
+        the prompt as the user turn."""
+        system = REFERENCE_SYSTEM_PROMPT
+        if request.append_system_prompt:
+            system = f"{system}\n\n{request.append_system_prompt}"
+        return ModelTurn(system_text=system, user_text=request.prompt)
+
     def _reply(self, request: Request) -> tuple[str, StructuredOutput | None]:
         """Choose the final text and, for native structured output, its typed value."""
         # provider: the CLI's final assistant message (and its native structured result).
@@ -476,6 +544,9 @@ class ReferenceDriver:
         )
 
 
-def new_reference_driver(config: ReferenceConfig | None = None) -> ReferenceDriver:
-    """Build the reference driver; no config means ``ReferenceConfig()``."""
-    return ReferenceDriver(config)
+def new_reference_driver(
+    config: ReferenceConfig | None = None, *, model: ReferenceModel | None = None
+) -> ReferenceDriver:
+    """Build the reference driver; no config means ``ReferenceConfig()``. ``model``
+    records what each run sends the scripted model."""
+    return ReferenceDriver(config, model=model)

@@ -332,3 +332,14 @@ def require(
 
         pytest.skip(reason or f"the {name} CLI went missing: run `{INSTALL_HINT} {name}`")
     return found
+
+
+def cli_labels(
+    name: str,
+    *,
+    root: str | os.PathLike[str] | None = None,
+    lock: str | os.PathLike[str] | None = None,
+) -> dict[str, str]:
+    """``{"cli": name, "cli_version": ...}`` for ``Options(labels=...)``: a tier's report
+    then says which release it judged (the matrix and ``adaptertest sweep`` read it)."""
+    return {"cli": name, "cli_version": cli_version(name, root=root, lock=lock) or ""}

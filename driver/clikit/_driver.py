@@ -69,6 +69,10 @@ class CLIDriver(ABC, Generic[ConfigT]):
     schema_in_file: ClassVar[bool] = False
     """The CLI reads a native output schema from a file (a temporary one is written for
     the run and removed after it), not from its command line."""
+    supported_cli_versions: ClassVar[str] = ""
+    """The CLI releases this driver supports, as a range such as ``">=2.1.323,<2.2"``;
+    empty means undeclared. ``adaptertest sweep --supported MODULE:CLASS`` marks the
+    releases outside it."""
 
     def __init__(self, config_type: type[ConfigT], config: ConfigT | None) -> None:
         """``config_type`` is the subclass's config; None means its defaults."""

@@ -28,6 +28,8 @@ from driver import (
     Descriptor,
     EventSink,
     FailureCode,
+    HumanDecisionFailure,
+    HumanDecisionKind,
     ObservationCapability,
     ObservationSupport,
     ProfilePayload,
@@ -49,7 +51,8 @@ from driver.observation import (
     InvocationPhase,
     InvocationSource,
 )
-from referencedriver import ReferenceConfig, ReferenceDriver, new_reference_driver
+from driver.run import ObservationDemand
+from referencedriver import ReferenceConfig, ReferenceDriver, ReferenceModel, new_reference_driver
 
 LIVE_PROBES = ("live_run", "live_structured_output")
 PROBED = [c.id for c in CLAUSES if set(c.probes) & set(LIVE_PROBES)]
@@ -211,11 +214,13 @@ def mcp_fact(phase: InvocationPhase, **fields: Any) -> StreamPayload:
 
 
 class FactsOnly(NoStreamSupport):
-    """No StreamSupport; reports two MCP facts on every transport, as declared."""
+    """No StreamSupport; reports two MCP facts on every transport, as declared, when the
+    request demands capability invocations."""
 
-    def __init__(self, numbered: bool = False) -> None:
+    def __init__(self, numbered: bool = False, *, unasked: bool = False) -> None:
         super().__init__(ReferenceConfig())
         self._numbered = numbered
+        self._unasked = unasked  # report them whether demanded or not
 
     def descriptor(self) -> Descriptor:
         mcp = ObservationSupport(mcp=True)
@@ -226,8 +231,9 @@ class FactsOnly(NoStreamSupport):
         )
 
     async def run(self, request: Request, sink: EventSink) -> Response:
-        sink.emit_stream(mcp_fact(InvocationPhase.STARTED, seq=1 if self._numbered else 0))
-        sink.emit_stream(mcp_fact(InvocationPhase.COMPLETED))
+        if request.observation.capability_invocations or self._unasked:
+            sink.emit_stream(mcp_fact(InvocationPhase.STARTED, seq=1 if self._numbered else 0))
+            sink.emit_stream(mcp_fact(InvocationPhase.COMPLETED))
         return await super().run(request, sink)
 
 
@@ -292,7 +298,9 @@ class StoresExactFingerprint(ReferenceDriver):
 
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
 def test_reference_passes_every_live_clause(backend: str, tmp_path: Path) -> None:
+    model = ReferenceModel()
     options = live_options(
+        model_requests=model.requests_so_far,
         workspace=str(tmp_path),
         concurrent_runs=4,
         backend=backend,
@@ -302,7 +310,7 @@ def test_reference_passes_every_live_clause(backend: str, tmp_path: Path) -> Non
         required_config_fields=("model", "cwd"),
         expect_reject_foreign_config=True,
     )
-    report = check_driver(new_reference_driver, options, only=LIVE)
+    report = check_driver(lambda: new_reference_driver(model=model), options, only=LIVE)
     assert {r.clause: r.status for r in report.results} == dict.fromkeys(LIVE, ClauseStatus.PASSED)
     assert not any(n.startswith("live diagnostic") for n in texts(report))
 
@@ -577,8 +585,34 @@ def test_undeclared_facts_fail_obs01() -> None:
         def descriptor(self) -> Descriptor:
             return ReferenceDriver.descriptor(self)
 
-    report = check(lambda: Undeclared())
+    report = check(lambda: Undeclared(unasked=True))
     assert failed(report) == {"OBS-01"}
+    assert any("invocations are not declared" in m for m in report.result("OBS-01").messages)
+
+
+def test_declared_facts_nobody_demanded_fail_obs01() -> None:
+    report = check(lambda: FactsOnly(unasked=True))
+    assert failed(report) == {"OBS-01"}
+    [message] = report.result("OBS-01").messages
+    assert message.startswith("OBS-01: [system_prompt] payload 0 (capability.invocation): ")
+    assert "request.observation.capability_invocations=False" in message
+
+
+def test_the_live_requests_demand_what_is_declared() -> None:
+    seen: list[Request] = []
+
+    class Demands(FactsOnly):
+        async def run(self, request: Request, sink: EventSink) -> Response:
+            seen.append(request.model_copy(deep=True))
+            return await super().run(request, sink)
+
+    report = check(lambda: Demands())
+    assert failed(report) == set()
+    by_run = {r.run_id: r.observation for r in seen if not r.append_system_prompt}
+    assert all(d.capability_invocations and not d.todos for d in by_run.values()), by_run
+    appended = [r for r in seen if r.append_system_prompt]
+    assert appended
+    assert all(r.observation == ObservationDemand() for r in appended)
 
 
 def test_emitting_from_another_thread_is_fine() -> None:
@@ -685,3 +719,32 @@ def test_details_show_provider_text_but_never_the_secret(mode: str, backend: str
         assert (
             f"'budget: {PROVIDER_CANARY} [secret withheld]'" in report.result("LIV-01").messages[0]
         )
+
+
+# ------------------------------------------------------------------------------------
+# active_execution_timeout follows the same response rules as every failure
+# ------------------------------------------------------------------------------------
+
+_HOST_LIMIT = RunFailure(code=FailureCode.ACTIVE_EXECUTION_TIMEOUT, message="host limit")
+
+
+def test_active_execution_timeout_with_a_valid_checkpoint_fails_rsp01() -> None:
+    report = check(
+        always(exit_code=1, failure=_HOST_LIMIT), live_expect_failure="the host stops it"
+    )
+    assert "RSP-01" in failed(report)
+    assert "RSP-02" not in failed(report)
+    assert any("failure set" in m for m in report.result("RSP-01").messages)
+
+
+def test_active_execution_timeout_with_a_human_decision_fails_rsp02() -> None:
+    decided = _HOST_LIMIT.model_copy(
+        update={"human_decision": HumanDecisionFailure(kind=HumanDecisionKind.PERMISSION)}
+    )
+    report = check(
+        always(exit_code=1, failure=decided, checkpoint=None),
+        live_expect_failure="the host stops it",
+    )
+    assert "RSP-02" in failed(report)
+    assert "RSP-01" not in failed(report)
+    assert any("'active_execution_timeout' with" in m for m in report.result("RSP-02").messages)

@@ -188,10 +188,13 @@ def test_an_install_without_a_marker_but_finished_by_npm_is_accepted(
     (root / "toy-1.2.3" / realcli.MARKER).unlink()
     assert realcli.locate("toy", root=root, lock=lock_file) is not None
     assert realcli.cli_version("toy", root=root, lock=lock_file) == "1.2.3"
+    labels = realcli.cli_labels("toy", root=root, lock=lock_file)
+    assert labels == {"cli": "toy", "cli_version": "1.2.3"}
     (root / "toy-1.2.3" / "node_modules" / "@acme" / "toy-cli" / "package.json").write_text(
         json.dumps({"name": "@acme/toy-cli", "version": "1.2.2"})
     )
     assert realcli.locate("toy", root=root, lock=lock_file) is None  # another version
+    assert realcli.cli_labels("toy", root=root, lock=lock_file)["cli_version"] == ""
 
 
 def test_concurrent_installs_of_one_prefix_take_turns(

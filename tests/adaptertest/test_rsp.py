@@ -106,6 +106,7 @@ def test_valid_checkpoint_with_empty_resume_id_is_rsp01() -> None:
         ({"signal": "SIGTERM"}, "signal="),
         ({"timed_out": True}, "timed_out=True"),
         ({"failure": RunFailure(code=FailureCode.AGENT_ERROR)}, "failure set"),
+        ({"failure": RunFailure(code=FailureCode.ACTIVE_EXECUTION_TIMEOUT)}, "failure set"),
     ],
 )
 def test_valid_checkpoint_on_unsafe_outcome_is_rsp01(fields: dict[str, object], shown: str) -> None:
@@ -141,10 +142,18 @@ def test_decision_failure_with_human_decision_passes(code: FailureCode) -> None:
     assert verify_response(Response(failure=RunFailure(code=code, human_decision=HUMAN))) == []
 
 
-@pytest.mark.parametrize("code", [FailureCode.AGENT_ERROR, FailureCode.CANCELLED, ""])
+@pytest.mark.parametrize(
+    "code",
+    [FailureCode.AGENT_ERROR, FailureCode.CANCELLED, FailureCode.ACTIVE_EXECUTION_TIMEOUT, ""],
+)
 def test_other_failure_with_human_decision_is_rsp02(code: FailureCode | str) -> None:
     response = Response(failure=RunFailure.model_validate({"code": code, "human_decision": HUMAN}))
     assert clauses(verify_response(response)) == ["RSP-02"]
+
+
+def test_active_execution_timeout_without_human_decision_passes() -> None:
+    failure = RunFailure(code=FailureCode.ACTIVE_EXECUTION_TIMEOUT, message="host limit")
+    assert verify_response(Response(exit_code=1, failure=failure)) == []
 
 
 JSONL = b'{"type":"init"}\n{"type":"assistant","text":"hi"}\n{"type":"result"}\n'

@@ -14,6 +14,8 @@ from driver.errors import (
     RunError,
     SessionConfigFingerprintError,
     StructuredOutputUnsupportedError,
+    SystemPromptUnsupportedError,
+    SystemPromptUnsupportedReason,
     error_matches,
 )
 from driver.run import Response
@@ -24,6 +26,7 @@ ALL_ERRORS: list[type[DriverError]] = [
     PolicyCapabilityUnsupportedError,
     HumanDecisionModeUnsupportedError,
     StructuredOutputUnsupportedError,
+    SystemPromptUnsupportedError,
     InvalidOutputSchemaError,
     SessionConfigFingerprintError,
     RunError,
@@ -91,6 +94,22 @@ def test_categories_do_not_overlap() -> None:
             StructuredOutputUnsupportedError(driver="acme", reason="no native schema"),
             "agentadaptor: structured output unsupported by adapter: "
             "driver=acme reason=no native schema",
+        ),
+        (
+            SystemPromptUnsupportedError(),
+            "agentadaptor: system prompt append unsupported by driver",
+        ),
+        (
+            SystemPromptUnsupportedError(driver="acme", reason="unsupported"),
+            "agentadaptor: system prompt append unsupported by driver: "
+            "driver=acme reason=unsupported",
+        ),
+        (
+            SystemPromptUnsupportedError(
+                driver="acme", reason=SystemPromptUnsupportedReason.CONFLICTING_EXTRA_ARGS
+            ),
+            "agentadaptor: system prompt append unsupported by driver: "
+            "driver=acme reason=conflicting_extra_args",
         ),
         (InvalidOutputSchemaError(), "agentadaptor: invalid output schema"),
         (
@@ -180,3 +199,21 @@ def test_run_error_carries_the_partial_response() -> None:
     assert error.message == "provider crashed after checkpoint"
     assert error.response is partial
     assert RunError("transport failed").response is None
+
+
+def test_system_prompt_refusal_keeps_driver_and_reason() -> None:
+    error = SystemPromptUnsupportedError("acme", SystemPromptUnsupportedReason.UNSUPPORTED)
+    assert (error.driver, error.reason) == ("acme", "unsupported")
+    assert error.reason == SystemPromptUnsupportedReason.UNSUPPORTED
+    assert not isinstance(error, StructuredOutputUnsupportedError)
+    assert not error_matches(RunError("unrelated"), SystemPromptUnsupportedError)
+    wrapped = RunError("launch refused")
+    wrapped.__cause__ = error
+    assert error_matches(wrapped, SystemPromptUnsupportedError)
+
+
+def test_system_prompt_reasons_are_the_upstream_values() -> None:
+    assert [r.value for r in SystemPromptUnsupportedReason] == [
+        "unsupported",
+        "conflicting_extra_args",
+    ]

@@ -377,6 +377,26 @@ def test_closed_enums_take_any_str_with_a_known_value_in_python() -> None:
         RunFailure(code=InvocationPhase.STARTED)  # "started" is no FailureCode
 
 
+def test_the_new_request_fields_read_alike_in_both_modes() -> None:
+    wire = (
+        '{"append_system_prompt": "Be terse.\\n", '
+        '"observation": {"capability_invocations": true, "todos": "false"}}'
+    )
+    from_json = driver.Request.model_validate_json(wire)
+    from_python = driver.Request.model_validate(json.loads(wire))
+    assert from_json == from_python
+    assert from_json.append_system_prompt == "Be terse.\n"
+    assert from_json.observation == driver.ObservationDemand(capability_invocations=True)
+    with pytest.raises(ValidationError):
+        driver.Request.model_validate({"observation": {"skills": True}})  # not a demand flag
+    with pytest.raises(ValidationError):
+        driver.Request.model_validate({"append_system_prompt": None})
+    code = RunFailure.model_validate_json('{"code": "active_execution_timeout"}').code
+    assert code is FailureCode.ACTIVE_EXECUTION_TIMEOUT
+    capability = Descriptor.model_validate_json('{"system_prompt": {"append": "true"}}')
+    assert capability.system_prompt.append is True
+
+
 # ---------------------------------------------------------------------------
 # containers and nested models
 

@@ -57,6 +57,7 @@ EXPECTED_FIELDS: dict[str, tuple[str, ...]] = {
         "runtime",
         "structured_output",
         "observation",
+        "system_prompt",
     ),
     "SessionCapability": ("supports_resume",),
     "SkillCapability": ("supported", "mode"),
@@ -77,6 +78,7 @@ EXPECTED_FIELDS: dict[str, tuple[str, ...]] = {
     ),
     "ObservationSupport": ("skills", "mcp", "subagents", "todos"),
     "ObservationCapability": ("streaming", "batch"),
+    "SystemPromptCapability": ("append",),
     "StreamCapability": ("native", "token_level", "reasoning", "tool_call_args", "hitl"),
     "ConfigOption": ("value", "label", "description"),
     "ConfigField": (
@@ -397,7 +399,10 @@ EXPECTED_FIELDS: dict[str, tuple[str, ...]] = {
         "spawn",
         "model_override",
         "streaming",
+        "append_system_prompt",
+        "observation",
     ),
+    "ObservationDemand": ("capability_invocations", "todos"),
     "Response": (
         "output",
         "raw_streams",
@@ -523,6 +528,7 @@ EXPECTED_FROZEN = {
     "QuestionSupport",
     "StructuredOutputCapability",
     "StructuredOutputHITLCapability",
+    "SystemPromptCapability",
     "ObservationSupport",
     "ObservationCapability",
     "ModelInfo",
@@ -562,6 +568,7 @@ EXPECTED_ENUMS: dict[str, set[str]] = {
         "agent_error",
         "cancelled",
         "policy_error",
+        "active_execution_timeout",
     },
     "FeatureLevel": {"", "allow", "deny"},
     "HookEvent": {
@@ -643,6 +650,7 @@ EXPECTED_ENUMS: dict[str, set[str]] = {
     },
     "StructuredOutputInvalidPolicy": {"fail_run", "return_invalid"},
     "StructuredOutputSource": {"native", "prompt_validate"},
+    "SystemPromptUnsupportedReason": {"unsupported", "conflicting_extra_args"},
     "TranscriptKind": {
         "assistant",
         "thinking",
@@ -1118,3 +1126,52 @@ def test_a_config_fingerprint_survives_copies_and_json(data: st.DataObject) -> N
     assert (
         fingerprint("d", driver.CommonConfig.model_validate_json(config.model_dump_json())) == token
     )
+
+
+# ---------------------------------------------------------------------------
+# Appended system prompt, observation demand, active-execution timeout
+
+
+def test_zero_values_ask_for_no_append_and_no_observation_facts() -> None:
+    request = Request()
+    assert request.append_system_prompt == ""
+    assert request.observation == driver.ObservationDemand()
+    assert not request.observation.capability_invocations
+    assert not request.observation.todos
+    assert Descriptor().system_prompt == driver.SystemPromptCapability()
+    assert Descriptor().system_prompt.append is False
+
+
+def test_the_append_is_kept_byte_for_byte_through_json() -> None:
+    text = "  line one\n\tline two \u00e9\u2603  "
+    request = Request(
+        append_system_prompt=text,
+        observation=driver.ObservationDemand(todos=True),
+    )
+    back = Request.model_validate_json(request.model_dump_json())
+    assert back.append_system_prompt == text
+    assert back.observation == driver.ObservationDemand(todos=True)
+    dumped = Descriptor(system_prompt=driver.SystemPromptCapability(append=True)).model_dump()
+    assert dumped["system_prompt"] == {"append": True}
+
+
+def test_active_execution_timeout_is_a_plain_failure_not_a_human_decision() -> None:
+    failure = driver.RunFailure(code="active_execution_timeout", message="limit")
+    assert failure.code is driver.FailureCode.ACTIVE_EXECUTION_TIMEOUT
+    assert not driver.is_human_decision(failure)
+    assert not driver.is_timed_out(failure)  # decision deadlines only
+    assert not driver.is_rejected(failure)
+
+
+def test_the_json_schema_lists_the_new_fields() -> None:
+    request = Request.model_json_schema()
+    assert request["properties"]["append_system_prompt"]["type"] == "string"
+    assert "ObservationDemand" in request["$defs"]
+    demand = request["$defs"]["ObservationDemand"]["properties"]
+    assert set(demand) == {"capability_invocations", "todos"}
+    failure_codes = driver.Response.model_json_schema()["$defs"]["FailureCode"]
+    assert "active_execution_timeout" in failure_codes["enum"]
+    descriptor = Descriptor.model_json_schema()
+    assert descriptor["$defs"]["SystemPromptCapability"]["properties"] == {
+        "append": {"default": False, "title": "Append", "type": "boolean"}
+    }

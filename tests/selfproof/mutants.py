@@ -158,8 +158,10 @@ SMOKE_EXAMPLES = 2
 # No live mutant takes long, so a hang fails within seconds rather than minutes.
 LIVE_TIMEOUT = 10.0
 
-BASELINE = Options(max_examples=SMOKE_EXAMPLES, live_run_timeout=LIVE_TIMEOUT)
-"""What every mutant's options start from (and what the table leaves out)."""
+BASELINE = Options(max_examples=SMOKE_EXAMPLES, live_run_timeout=LIVE_TIMEOUT, fresh_process=False)
+"""What every mutant's options start from (and what the table leaves out). The
+fresh-interpreter check costs a process start per mutant, so only the mutants it is about
+(and the positive controls) turn it on."""
 
 
 def _opts(**changes: Any) -> Options:
@@ -195,6 +197,7 @@ def no_cli_drift(factory: Callable[[], object]) -> Drift:
 
 
 FULL_OPTIONS = _opts(
+    fresh_process=True,
     max_examples=CODEC_EXAMPLES,
     config=ReferenceConfig(cwd="project"),
     session_state=_SEED,
@@ -434,6 +437,23 @@ class UnstableConfigFingerprint(ReferenceDriver):
 
     def session_config_fingerprint(self) -> str:
         return f"{super().session_config_fingerprint()}-{next(self._calls)}"
+
+
+class _RetryPolicy:
+    """A config default without a __repr__ of its own."""
+
+    attempts = 3
+
+
+_DEFAULT_RETRY = _RetryPolicy()
+
+
+class FingerprintWithDefaultRepr(ReferenceDriver):
+    """Folds the retry policy into the fingerprint by its repr: the object's address."""
+
+    def session_config_fingerprint(self) -> str:
+        text = f"{super().session_config_fingerprint()}|retry={_DEFAULT_RETRY!r}"
+        return hashlib.sha256(text.encode()).hexdigest()
 
 
 class SkillsWithoutMode(ReferenceDriver):
@@ -696,6 +716,29 @@ class _GuardNeedsData(ReferenceSessionCodec):
 
 class GuardInInsertionOrder(_Codec):
     codec = _GuardInInsertionOrder
+
+
+class _GuardOnStrHash(ReferenceSessionCodec):
+    def guard_fingerprint(self, params: SessionParams) -> str:
+        text = "\n".join(f"{k}={params.values[k]}" for k in sorted(params.values))
+        return format(hash(f"{params.resume_id}\n{text}") & 0xFFFFFFFFFFFFFFFF, "016x")
+
+
+class _GuardFromKeySet(ReferenceSessionCodec):
+    def guard_fingerprint(self, params: SessionParams) -> str:
+        digest = hashlib.sha256(params.resume_id.encode())
+        # Sorted, then filtered into a set: the set's order is the hash seed's, not sorted.
+        for key in {k for k in sorted(params.values) if not k.startswith("_")}:
+            digest.update(f"{key}={params.values[key]}\n".encode())
+        return digest.hexdigest()
+
+
+class GuardOnStrHash(_Codec):
+    codec = _GuardOnStrHash
+
+
+class GuardFromKeySet(_Codec):
+    codec = _GuardFromKeySet
 
 
 class GuardEmptyWithoutData(_Codec):
@@ -1379,6 +1422,14 @@ MUTANTS: tuple[Mutant, ...] = (
         _opts(),
     ),
     Mutant(
+        "FingerprintWithDefaultRepr",
+        "CAP-01",
+        "session_config_fingerprint() includes a config default's repr, which is its "
+        "memory address: equal across instances, different in the next process",
+        FingerprintWithDefaultRepr,
+        _opts(fresh_process=True),
+    ),
+    Mutant(
         "SkillsWithoutMode",
         "CAP-02",
         "declares skills.supported with no sync mode",
@@ -1531,6 +1582,22 @@ MUTANTS: tuple[Mutant, ...] = (
         "whose values were inserted in another order get another guard",
         GuardInInsertionOrder,
         _codec(),
+    ),
+    Mutant(
+        "GuardOnStrHash",
+        "SES-05",
+        "guard_fingerprint is Python's hash() of the params text: stable in one interpreter, "
+        "different after a restart (PYTHONHASHSEED)",
+        GuardOnStrHash,
+        _codec(fresh_process=True),
+    ),
+    Mutant(
+        "GuardFromKeySet",
+        "SES-05",
+        "guard_fingerprint sorts the keys, then filters them into a set and hashes in the "
+        "set's order, which changes with the interpreter's hash seed",
+        GuardFromKeySet,
+        _codec(fresh_process=True),
     ),
     Mutant(
         "GuardEmptyWithoutData",

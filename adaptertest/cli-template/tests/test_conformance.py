@@ -12,7 +12,7 @@ import dataclasses
 import adaptertest
 from adaptertest import Drift
 from adaptertest import clikit as testing
-from mycli_driver import MycliConfig, adaptertest_options, new_mycli_driver
+from mycli_driver import MycliConfig, MycliDriver, adaptertest_options, new_mycli_driver
 
 RECORDINGS = testing.recordings_dir(__file__)
 
@@ -28,7 +28,15 @@ OPTIONS = dataclasses.replace(
     adaptertest_options(), config=SUCCESS, live_run=True, concurrent_runs=2
 )
 
-TestMycliDriver = adaptertest.test_driver(lambda: new_mycli_driver(SUCCESS), OPTIONS)
+
+def replayed_driver() -> MycliDriver:
+    """The driver under test. A module-level factory, not a lambda: the suite rebuilds it by
+    name in a fresh interpreter to check that the guard and the session-config
+    fingerprint survive a restart (SES-05, CAP-01)."""
+    return new_mycli_driver(SUCCESS)
+
+
+TestMycliDriver = adaptertest.test_driver(replayed_driver, OPTIONS)
 
 
 # Failed runs: each fails only LIV-01 (its stream, events and transcript still judged);
@@ -55,5 +63,5 @@ DRIFT = Drift(
     driver=lambda command: new_mycli_driver(MycliConfig(command=command)),
 )
 TestMycliDriverUnderDrift = adaptertest.test_driver(
-    lambda: new_mycli_driver(SUCCESS), adaptertest.Options(config=SUCCESS, drift=DRIFT)
+    replayed_driver, adaptertest.Options(config=SUCCESS, drift=DRIFT)
 )

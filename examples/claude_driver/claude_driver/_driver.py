@@ -60,6 +60,7 @@ class ClaudeDriver(CLIDriver[ClaudeConfig]):
 
     driver_type = CLAUDE_DRIVER_TYPE
     fingerprint_domain = FINGERPRINT_DOMAIN
+    supported_cli_versions = ">=2.1.323"
     install_hint = "install Claude Code or set ClaudeConfig.command"
 
     def __init__(self, config: ClaudeConfig | None = None) -> None:

@@ -61,6 +61,7 @@ class CodexDriver(CLIDriver[CodexConfig]):
 
     driver_type = CODEX_DRIVER_TYPE
     fingerprint_domain = FINGERPRINT_DOMAIN
+    supported_cli_versions = ">=0.162.0"
     install_hint = "install the Codex CLI or set CodexConfig.command"
     schema_in_file = True
 

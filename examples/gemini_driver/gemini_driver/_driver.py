@@ -67,6 +67,7 @@ class GeminiDriver(CLIDriver[GeminiConfig]):
 
     driver_type = GEMINI_DRIVER_TYPE
     fingerprint_domain = FINGERPRINT_DOMAIN
+    supported_cli_versions = ">=0.52.0"
     install_hint = (
         "install Gemini CLI (npm install -g @google/gemini-cli) or set GeminiConfig.command"
     )
