@@ -57,7 +57,14 @@ from driver.clikit._structured import (
     native_schema,
     schema_file,
 )
-from driver.clikit._turn import GUARDED_KEYS, SessionMismatchError, StreamParser, run_turn
+from driver.clikit._turn import (
+    GUARDED_KEYS,
+    MetadataSource,
+    SessionMismatchError,
+    StderrReader,
+    StreamParser,
+    run_turn,
+)
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -71,11 +78,13 @@ __all__ = [
     "CLIDriver",
     "JsonlParser",
     "LineFramer",
+    "MetadataSource",
     "NativeSchema",
     "ProcessOutcome",
     "ResumeCodec",
     "RunOutput",
     "SessionMismatchError",
+    "StderrReader",
     "StreamParser",
     "StructuredSource",
     "cli_config_schema",

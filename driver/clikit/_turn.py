@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import anyio
 
@@ -39,10 +39,17 @@ from driver import (
     Usage,
 )
 from driver.clikit._emit import RunOutput
-from driver.clikit._process import ProcessOutcome, run_cli
+from driver.clikit._process import LineFramer, ProcessOutcome, run_cli
 from driver.clikit._structured import StructuredSource, judge_structured
 
-__all__ = ["GUARDED_KEYS", "SessionMismatchError", "StreamParser", "run_turn"]
+__all__ = [
+    "GUARDED_KEYS",
+    "MetadataSource",
+    "SessionMismatchError",
+    "StderrReader",
+    "StreamParser",
+    "run_turn",
+]
 
 GUARDED_KEYS = (SESSION_PARAM_CWD, SESSION_PARAM_PROFILE_FINGERPRINT)
 """Session values that must match before a stored session may be resumed."""
@@ -94,6 +101,24 @@ class StreamParser(Protocol):
         """Classify the run; None only for a successful terminal event and a clean exit."""
 
 
+@runtime_checkable
+class MetadataSource(Protocol):
+    """A parser with facts for ``Response.metadata`` whatever the outcome (API retries the
+    CLI made before it succeeded, say): a host sees them on a successful run too."""
+
+    def run_metadata(self) -> dict[str, str]:
+        """String facts about the run, read once the process has ended."""
+
+
+@runtime_checkable
+class StderrReader(Protocol):
+    """A parser that also reads the CLI's stderr, line by line as it arrives: for a CLI
+    that reports some facts (API retries, say) only there."""
+
+    def feed_stderr(self, raw: bytes) -> None:
+        """Read one stderr line (without its newline); never raises."""
+
+
 async def run_turn(
     request: Request,
     sink: EventSink,
@@ -143,6 +168,14 @@ async def run_turn(
     def spawned(pid: int) -> None:
         out.event(RunEvent(type=RunEventType.SPAWN, text="started", metadata={"pid": str(pid)}))
 
+    stderr_reader = stream_parser if isinstance(stream_parser, StderrReader) else None
+    stderr_lines = LineFramer(stderr_reader.feed_stderr) if stderr_reader else None
+
+    def chunk(fd: str, data: bytes) -> None:
+        out.chunk(fd, data)
+        if stderr_lines is not None and fd == "stderr":
+            stderr_lines.feed(data)
+
     try:
         outcome = await run_cli(
             command,
@@ -150,9 +183,11 @@ async def run_turn(
             env=env,
             timeout=timeout or None,
             on_spawn=spawned,
-            on_chunk=out.chunk,
+            on_chunk=chunk,
             on_line=stream_parser.feed,
         )
+        if stderr_lines is not None:
+            stderr_lines.flush()
     except OSError as exc:
         not_started = RunFailure(
             code=FailureCode.AGENT_ERROR, message=f"cannot start {command[0]}: {exc}"
@@ -213,6 +248,7 @@ async def run_turn(
         timed_out=outcome.timed_out,
         usage=stream_parser.usage,
         checkpoint=checkpoint,
+        metadata=stream_parser.run_metadata() if isinstance(stream_parser, MetadataSource) else {},
         provider=driver_type,
         model=stream_parser.model or model,
         summary=failure.message if failure is not None else f"{driver_type} run succeeded",
