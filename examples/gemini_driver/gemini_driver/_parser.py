@@ -83,6 +83,7 @@ _COUNTS = ("total_tokens", "input_tokens", "output_tokens", "cached", "input")
 # "Attempt 4 failed: <error>. Retrying after 5200ms..." (a retry after the server's delay)
 # or "Attempt 10 failed: <error>. Max attempts reached" (the last one).
 _ATTEMPT = re.compile(r"^Attempt (\d+) failed(?: with status (\d+))?")
+_API_ERROR = "[API Error:"
 _CODE = re.compile(r'"code"\s*:\s*(\d{3})')
 
 
@@ -361,8 +362,10 @@ class GeminiStreamParser(JsonlParser):
         if str_field(error, "type"):
             meta["error_type"] = error["type"]
         message = str_field(error, "message")
-        code, api_message = _api_error(message) if message.startswith("[API Error") else (0, "")
-        if code:
+        if message.startswith(_API_ERROR) and message.endswith("]"):
+            code, api_message = _api_error(message)
+            if not code:  # no HTTP answer: the stream broke ("terminated"), a network error
+                return f"gemini API error: {message[len(_API_ERROR) : -1].strip()}"
             meta["http_status"] = code
             return f"gemini API error: HTTP {code} {api_message}".rstrip()
         return (
