@@ -26,6 +26,7 @@ REAL = testing.recordings_dir(__file__) / "real"
 SCENARIOS = REAL.parent.parent / "scenarios"
 TEXT1 = ("text.start", "text.content", "text.end")
 TEXT2 = ("text.start", "text.content", "text.content", "text.end")
+TOOL = ("tool_call.start", "tool_call.result", "tool_call.end")
 CLI = {"name": "gemini", "package": "@google/gemini-cli", "version": "0.61.0"}
 OK_RUN = ("run.started", "step.started", *TEXT2, "step.finished", "run.finished")
 
@@ -78,9 +79,7 @@ CASES = [
         (
             "run.started",
             "step.started",
-            "tool_call.start",
-            "tool_call.result",
-            "tool_call.end",
+            *TOOL,
             "step.finished",
             "step.started",
             "text.start",
@@ -134,6 +133,25 @@ CASES = [
         usage=tokens(24, 0),
         failure="The model returned an empty response with no text or thoughts.",
         failure_metadata={"exit_code": 0, "status": "error", "last_error_severity": "error"},
+    ),
+    Real(
+        # settings model.maxSessionTurns 1: 0.61 ends with an error result and exit 53.
+        "real_turn_limit.jsonl",
+        ("init", "tool_call", "tool_result", "result", "failure"),
+        (
+            "run.started",
+            "step.started",
+            *TOOL,
+            "step.finished",
+            "run.error",
+        ),
+        usage=tokens(40, 5),
+        failure="Reached max session turns for this session.",
+        failure_metadata={
+            "exit_code": 53,
+            "exit_reason": "turn_limit",
+            "error_type": "FatalTurnLimitedError",
+        },
     ),
     Real(
         "real_untrusted_workspace.jsonl",
