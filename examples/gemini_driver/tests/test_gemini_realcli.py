@@ -20,8 +20,11 @@ once, on asyncio only.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,7 +35,15 @@ import pytest
 import adaptertest
 from adaptertest import ClauseStatus, ConformanceReport, Level, Options, RecordingSink, realcli
 from adaptertest import clikit as testing
-from adaptertest.emulator import Emulator, Fault, Scenario, ToolCall, Turn, TurnUsage
+from adaptertest.emulator import (
+    Emulator,
+    Fault,
+    RecordedRequest,
+    Scenario,
+    ToolCall,
+    Turn,
+    TurnUsage,
+)
 from adaptertest.options import Backend
 from driver import (
     EventSink,
@@ -96,17 +107,27 @@ class _Live:
     def __init__(self) -> None:
         self.emu: Emulator | None = None
         self.root: Path | None = None
+        self._own_root = False
 
     def factory(self) -> GeminiDriver:
-        assert self.root is not None, "the module fixture did not set the folder up"
+        if self.root is None:  # loaded outside pytest, e.g. by benchmarks/realcli.py
+            self.root = Path(tempfile.mkdtemp(prefix="gemini-live-"))
+            self._own_root = True
+            atexit.register(self.close)
         if self.emu is None:
             self.emu = Emulator(OK).start()
         return GeminiDriver(gemini_config(self.emu, self.root / "home", self.root / "work"))
+
+    def requests(self) -> list[RecordedRequest]:
+        return self.emu.requests if self.emu is not None else []
 
     def close(self) -> None:
         if self.emu is not None:
             self.emu.stop()
             self.emu = None
+        if self._own_root and self.root is not None:
+            shutil.rmtree(self.root, ignore_errors=True)
+            self.root = None
 
 
 LIVE = {"asyncio": _Live(), "trio": _Live()}
@@ -122,14 +143,21 @@ def _live_folders(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 
 
 def suite_options(backend: Backend) -> Options:
-    """Every live clause, CON-01 with two real processes at once, on ``backend``."""
+    """Every live clause, CON-01 with two real processes at once, and the model side
+    read from the emulator, on ``backend``."""
     return Options(
         live_run=True,
         live_expected_output="OK",
         live_run_timeout=120,
         concurrent_runs=2,
         backend=backend,
+        model_requests=LIVE[backend].requests,
     )
+
+
+def new_driver() -> GeminiDriver:
+    """A driver on the real CLI and the asyncio class's emulator (what the benchmark runs)."""
+    return LIVE["asyncio"].factory()
 
 
 TestGeminiRealCLI = adaptertest.test_driver(LIVE["asyncio"].factory, suite_options("asyncio"))
@@ -147,6 +175,12 @@ def test_the_real_cli_reaches_level_live(backend: Backend) -> None:
 
 
 # -- explicit checks, each in its own home and workspace --------------------------------------
+# One CLI behaviour each: on asyncio only (the whole suite above runs on both backends).
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
 
 
 @contextlib.contextmanager
@@ -167,9 +201,14 @@ async def run_once(
 
 @pytest.mark.anyio
 async def test_answer_and_usage_are_what_the_emulator_sent(tmp_path: Path) -> None:
+    leased = tmp_path / "leased"
+    leased.mkdir()
+    (leased / "marker.txt").write_text("here", encoding="utf-8")
     with emulated(OK) as emu:
         config = gemini_config(emu, tmp_path / "home", tmp_path / "work")
-        response, sink = await run_once(config)
+        lease = WorkspaceLease(id="w1", cwd=str(leased))
+        response, sink = await run_once(config, workspace=lease)
+        (main,) = emu.main_requests
     assert response.failure is None, response.failure
     assert response.output == "OK"
     # USG-01 against the model side: the CLI reports exactly the emulated counts. Gemini
@@ -179,9 +218,11 @@ async def test_answer_and_usage_are_what_the_emulator_sent(tmp_path: Path) -> No
     assert sink.stream[-1].usage == response.usage
     deltas = [p.delta for p in sink.stream if p.kind == StreamKind.TEXT_CONTENT]
     assert deltas == ["O", "K"]  # the emulator's two deltas, one payload each
-    (main,) = emu.main_requests
     assert main.model == MODEL
     assert "Reply with exactly: OK" in main.user_text
+    # The CLI ran in the leased workspace, not the config's cwd: it lists it to the model.
+    assert str(leased) in main.user_text
+    assert "marker.txt" in main.user_text
 
 
 @pytest.mark.anyio
@@ -390,17 +431,3 @@ def test_cancellation_mid_run_stops_the_cli(tmp_path: Path) -> None:
     (spawn,) = [e for e in sink.events if e.type == "spawn"]
     leader = int(spawn.metadata["pid"])
     assert _alive([leader, *_group_members(leader)]) == []
-
-
-@pytest.mark.anyio
-async def test_the_workspace_lease_is_where_the_cli_runs(tmp_path: Path) -> None:
-    leased = tmp_path / "leased"
-    leased.mkdir()
-    (leased / "marker.txt").write_text("here", encoding="utf-8")
-    with emulated(OK) as emu:
-        config = gemini_config(emu, tmp_path / "home", tmp_path / "work")
-        response, _ = await run_once(config, workspace=WorkspaceLease(id="w1", cwd=str(leased)))
-        (main,) = emu.main_requests
-    assert response.failure is None, response.failure
-    assert str(leased) in main.user_text  # the CLI lists its workspace in the first turn
-    assert "marker.txt" in main.user_text
