@@ -569,6 +569,27 @@ CLAUSES: tuple[Clause, ...] = (
         "concurrent_runs",
         extension=True,
     ),
+    # --- RCV: Python extension clauses ------------------------------------------------
+    _c(
+        "RCV-01",
+        "emitted values stay as emitted",
+        "No stream payload or run event (its transcript item included) changes after it "
+        "reached the sink: the sink may keep the object, so it is never edited or reused.",
+        L,
+        *_BOTH_LIVE,
+        "concurrent_runs",
+        extension=True,
+    ),
+    _c(
+        "RCV-02",
+        "returned responses stay as returned",
+        "The Response run() returned does not change afterwards, and the responses of "
+        "concurrent runs share no mutable object (a checkpoint state, a dict, a list).",
+        L,
+        *_BOTH_LIVE,
+        "concurrent_runs",
+        extension=True,
+    ),
     # --- USG: Python extension clauses ------------------------------------------------
     _c(
         "USG-01",

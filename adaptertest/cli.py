@@ -1,5 +1,5 @@
 """The ``adaptertest`` command line: check a driver, list the clauses, record and replay a
-CLI run, start a driver project.
+CLI run, start a driver project, serve the model-API emulator.
 
 Exit status of ``check``: 0 when no clause fails, 1 when one does (a failed clause, or a
 known failure that passes now), 2 when the command line cannot be run.
@@ -23,7 +23,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from adaptertest import __version__, _extra, _scaffold, record, replay
+from adaptertest import __version__, _extra, _scaffold, emulate, record, replay
+from adaptertest._screen import screen
 from adaptertest.clauses import CLAUSES, clause_ids
 from adaptertest.options import Options, OptionsError
 from adaptertest.realcli import cli as install_clis
@@ -39,6 +40,7 @@ PROG = "adaptertest"
 NEEDS: dict[str, tuple[str, ...]] = {
     "check": ("hypothesis", "jsonschema", "rich"),
     "clauses": ("rich",),
+    "emulate": ("uvicorn",),
 }
 """The commands that use the test extra, and what of it; the others run on the base install."""
 
@@ -212,6 +214,13 @@ def build_parser() -> argparse.ArgumentParser:
             "and a README. Exit status: 0 written, 2 bad name or the folder is not empty.",
         )
     )
+    emulate.add_arguments(
+        commands.add_parser(
+            "emulate",
+            help="serve a model API on 127.0.0.1 that real agent CLIs can be pointed at",
+            description=emulate.DESCRIPTION,
+        )
+    )
     from adaptertest.matrix import _command as matrix_command
 
     matrix_command.add_arguments(
@@ -266,13 +275,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _clauses(ns.format)
         if ns.command == "new":
             return _scaffold.main(ns)
+        if ns.command == "emulate":
+            return emulate.main(ns)
         if ns.command == "matrix":
             from adaptertest.matrix import _command as matrix_command
 
             return matrix_command.run(ns)
         return _check(ns, args[1:])
     except UsageError as exc:
-        print(f"{PROG} {ns.command}: error: {exc}", file=sys.stderr)
+        # A factory's import error may quote the driver's own text.
+        print(screen(f"{PROG} {ns.command}: error: {exc}"), file=sys.stderr)
         return 2
 
 
@@ -520,7 +532,8 @@ def render_report(
         console.print(Text(r.describe(hint, details)))
     console.print()
     style = "bold red" if report.failures else "bold green"
-    console.print(Text(f"{report.driver_type or '?'}: {report.summary()}", style=style))
+    summary = screen(f"{report.driver_type or '?'}: {report.summary()}")
+    console.print(Text(summary, style=style))
 
 
 # -- clauses ---------------------------------------------------------------------------

@@ -33,12 +33,14 @@ from adaptertest.liv import (
     run_once,
     stream_plan,
 )
+from adaptertest.obs import demand_for
 from adaptertest.options import Options
+from adaptertest.rcv import shared_objects
 from adaptertest.rsp import verify_outcome
 from adaptertest.run import verify_run_events, verify_transcript_mirror
 from adaptertest.sink import RecordingSink
 from driver.descriptor import StreamCapability
-from driver.run import Request
+from driver.run import ObservationDemand, Request
 
 __all__ = ["CONCURRENT_RUN_ID_PREFIX", "concurrent_request", "probe_concurrent_runs"]
 
@@ -46,9 +48,12 @@ CONCURRENT_RUN_ID_PREFIX = "adaptertest-concurrent-"
 """Run ``i`` (counted from 1) gets the run id ``adaptertest-concurrent-<i>``."""
 
 
-def concurrent_request(options: Options, index: int) -> Request:
-    """The live request with run id ``adaptertest-concurrent-<index>``."""
-    request = live_request(options.config, options.live_prompt, options.workspace)
+def concurrent_request(
+    options: Options, index: int, observation: ObservationDemand | None = None
+) -> Request:
+    """The live request with run id ``adaptertest-concurrent-<index>`` (demanding, as
+    ``live_run`` does, what ``observation`` says)."""
+    request = live_request(options.config, options.live_prompt, options.workspace, observation)
     request.run_id = f"{CONCURRENT_RUN_ID_PREFIX}{index}"
     return request
 
@@ -77,8 +82,9 @@ def probe_concurrent_runs(ctx: ProbeContext) -> None:
     if run is None:
         ctx.fatal("CON-01", f"{type(ctx.driver).__qualname__} has no callable run() method")
     indices = range(1, options.concurrent_runs + 1)
-    requests = {i: concurrent_request(options, i) for i in indices}
-    pristine = {i: concurrent_request(options, i) for i in indices}
+    demand = demand_for(ctx.descriptor.observation.streaming)
+    requests = {i: concurrent_request(options, i, demand) for i in indices}
+    pristine = {i: concurrent_request(options, i, demand) for i in indices}
     sinks = {i: RecordingSink() for i in indices}
     timeout = options.live_run_timeout
 
@@ -106,6 +112,11 @@ def probe_concurrent_runs(ctx: ProbeContext) -> None:
     results: dict[int, LiveRun] = outcome.value
     rich, capability = stream_plan(ctx)
     owners = {pristine[i].run_id: i for i in indices}
+    ctx.judge("RCV-01", "RCV-02")
+    for i in indices:
+        for violation in results[i].received_violations(f"run {i}'s run()"):
+            ctx.fail(violation.clause, f"run {i}: {violation.message}")
+    ctx.report(shared_objects({i: results[i].returned for i in indices}))
     for i in indices:
         verdicts = LiveVerdicts(ctx, structured=False, into="CON-01", label=f"run {i}")
         verdicts.run = results[i]
@@ -160,7 +171,7 @@ def _judge_run(
     else:
         verdicts.report(verify_observation_sequence(result.stream))
     if response is not None:
-        verdicts.report(verify_transcript_mirror(result.events, response.transcript))
+        verdicts.report(verify_transcript_mirror(result.events_now, response.transcript))
 
 
 def _crosstalk(verdicts: LiveVerdicts, result: LiveRun, own: str, owners: dict[str, int]) -> None:

@@ -23,7 +23,9 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TypeVar
 
+from adaptertest import _fresh as fresh
 from adaptertest._calls import describe_error, describe_hang
+from adaptertest._fresh import FreshResult
 from adaptertest._probe import ProbeContext
 from adaptertest._property import falsified_by_clause, falsified_for, property_settings
 from adaptertest.options import DEFAULT_SESSION_STATE
@@ -33,8 +35,6 @@ from driver.session import SessionParams
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
-
-    from adaptertest._fresh import FreshResult
 
 __all__ = ["CODEC_CLAUSES", "MUTATION_SUFFIX", "PROPERTY_CLAUSES", "probe_session_codec"]
 
@@ -738,3 +738,29 @@ def check_fresh_guard(ctx: ProbeContext, found: FreshResult) -> None:
                 "or anything else that changes when the host restarts",
             )
             return
+
+
+def probe_fresh_process(ctx: ProbeContext) -> None:
+    """The ``fresh_process`` probe: SES-05 and CAP-01 against a fresh interpreter's values.
+
+    Adds to the verdicts of the codec and capability probes; a driver without resume has
+    nothing to compare, and a skipped check is a note on both clauses.
+    """
+    from adaptertest.cap import check_fresh_fingerprint
+
+    if not ctx.descriptor.sessions.supports_resume:
+        return
+    found = fresh.for_suite(ctx.factory, ctx.options)
+    if found is None:
+        return
+    if isinstance(found, str) or found.error is not None:
+        why = (
+            found
+            if isinstance(found, str)
+            else f"not checked in a fresh interpreter: {found.error}"
+        )
+        for clause in ("SES-05", "CAP-01"):
+            ctx.note(f"{clause} {why}", clauses=[clause])
+        return
+    check_fresh_guard(ctx, found)
+    check_fresh_fingerprint(ctx, found)

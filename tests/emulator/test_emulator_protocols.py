@@ -79,6 +79,8 @@ def test_anthropic_stream_text_thinking_usage_then_tool_use(claude: anthropic.An
     assert message.usage.cache_read_input_tokens == 80
     assert message.usage.cache_creation_input_tokens == 10
     assert message.usage.output_tokens == 30
+    assert message.usage.output_tokens_details is not None
+    assert message.usage.output_tokens_details.thinking_tokens == 7
 
     second = client.messages.create(model="claude-x", max_tokens=64, messages=messages)
     assert second.stop_reason == "tool_use"
@@ -130,6 +132,7 @@ def test_openai_stream_events_reasoning_text_usage(codex: openai.OpenAI) -> None
     assert response.usage is not None
     assert response.usage.input_tokens == 120
     assert response.usage.input_tokens_details.cached_tokens == 80
+    assert response.usage.input_tokens_details.cache_write_tokens == 10
     assert response.usage.output_tokens == 30
     assert response.usage.output_tokens_details.reasoning_tokens == 7
 

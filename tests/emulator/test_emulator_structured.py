@@ -249,3 +249,20 @@ def test_minimal_instance(schema: dict[str, Any], expected: object) -> None:
         .replace('"INTEGER"', '"integer"')
     )
     jsonschema.validate(value, lowered)
+
+
+def test_anthropic_output_config_format_is_answered_with_the_json_text(post: Post) -> None:
+    scenario = Scenario(turns=[Turn(text="ignored", structured={"answer": "OK", "count": 2})])
+    with Emulator(scenario) as emu:
+        _, _, data = post(
+            emu.base_url + "/v1/messages",
+            {
+                "model": "m",
+                "max_tokens": 64,
+                "messages": HI,
+                "output_config": {"format": {"type": "json_schema", "schema": SCHEMA}},
+            },
+        )
+    (block,) = json.loads(data)["content"]
+    assert block["type"] == "text"
+    assert json.loads(block["text"]) == {"answer": "OK", "count": 2}

@@ -23,9 +23,14 @@ def replay_config(recording: str, exit_code: int = 0) -> MycliConfig:
 
 
 SUCCESS = replay_config("success.jsonl")
-# Two concurrent runs on one instance, too (CON-01): cheap with a replayed CLI.
+# Two concurrent runs on one instance, too (CON-01): cheap with a replayed CLI. A replay
+# holds no provider secret, so failures show the CLI's and the driver's own words.
 OPTIONS = dataclasses.replace(
-    adaptertest_options(), config=SUCCESS, live_run=True, concurrent_runs=2
+    adaptertest_options(),
+    config=SUCCESS,
+    live_run=True,
+    concurrent_runs=2,
+    show_live_details=True,
 )
 
 
@@ -63,5 +68,6 @@ DRIFT = Drift(
     driver=lambda command: new_mycli_driver(MycliConfig(command=command)),
 )
 TestMycliDriverUnderDrift = adaptertest.test_driver(
-    replayed_driver, adaptertest.Options(config=SUCCESS, drift=DRIFT)
+    replayed_driver,
+    adaptertest.Options(config=SUCCESS, drift=DRIFT, show_live_details=True),
 )
