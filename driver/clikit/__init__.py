@@ -67,6 +67,7 @@ from driver.clikit._turn import (
     MetadataSource,
     SessionCarry,
     SessionMismatchError,
+    StderrReader,
     StreamParser,
     run_turn,
 )
@@ -93,6 +94,7 @@ __all__ = [
     "SessionCarry",
     "SessionMismatchError",
     "StderrKeeper",
+    "StderrReader",
     "StreamParser",
     "StructuredSource",
     "cli_config_schema",

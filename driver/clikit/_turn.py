@@ -40,7 +40,7 @@ from driver import (
     Usage,
 )
 from driver.clikit._emit import RunOutput
-from driver.clikit._process import TERMINAL_GRACE_SECONDS, ProcessOutcome, run_cli
+from driver.clikit._process import TERMINAL_GRACE_SECONDS, LineFramer, ProcessOutcome, run_cli
 from driver.clikit._structured import StructuredSource, judge_structured
 
 __all__ = [
@@ -48,6 +48,7 @@ __all__ = [
     "MetadataSource",
     "SessionCarry",
     "SessionMismatchError",
+    "StderrReader",
     "StreamParser",
     "run_turn",
 ]
@@ -127,6 +128,15 @@ class SessionCarry(Protocol):
         """What the checkpoint of a successful run keeps, merged into its data."""
 
 
+@runtime_checkable
+class StderrReader(Protocol):
+    """A parser that also reads the CLI's stderr, line by line as it arrives: for a CLI
+    that reports some facts (API retries, say) only there."""
+
+    def feed_stderr(self, raw: bytes) -> None:
+        """Read one stderr line (without its newline); never raises."""
+
+
 async def run_turn(
     request: Request,
     sink: EventSink,
@@ -186,6 +196,14 @@ async def run_turn(
     def spawned(pid: int) -> None:
         out.event(RunEvent(type=RunEventType.SPAWN, text="started", metadata={"pid": str(pid)}))
 
+    stderr_reader = stream_parser if isinstance(stream_parser, StderrReader) else None
+    stderr_lines = LineFramer(stderr_reader.feed_stderr) if stderr_reader else None
+
+    def chunk(fd: str, data: bytes) -> None:
+        out.chunk(fd, data)
+        if stderr_lines is not None and fd == "stderr":
+            stderr_lines.feed(data)
+
     try:
         outcome = await run_cli(
             command,
@@ -193,11 +211,13 @@ async def run_turn(
             env=env,
             timeout=timeout or None,
             on_spawn=spawned,
-            on_chunk=out.chunk,
+            on_chunk=chunk,
             on_line=stream_parser.feed,
             finished=lambda: stream_parser.terminal is not None,
             terminal_grace=terminal_grace,
         )
+        if stderr_lines is not None:
+            stderr_lines.flush()
     except OSError as exc:
         not_started = RunFailure(
             code=FailureCode.AGENT_ERROR, message=f"cannot start {command[0]}: {exc}"

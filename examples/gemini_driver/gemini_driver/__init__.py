@@ -20,8 +20,14 @@ from gemini_driver._config import (
     GEMINI_DRIVER_TYPE,
     GeminiConfig,
 )
-from gemini_driver._driver import GeminiDriver, build_argv
-from gemini_driver._parser import ERROR_KIND, EXIT_REASONS, GeminiStreamParser, stats_usage
+from gemini_driver._driver import GeminiDriver, build_argv, merge_settings, settings_path
+from gemini_driver._parser import (
+    ERROR_KIND,
+    EXIT_REASONS,
+    RETRY_KIND,
+    GeminiStreamParser,
+    stats_usage,
+)
 
 __all__ = [
     "DEFAULT_COMMAND",
@@ -30,9 +36,12 @@ __all__ = [
     "EXIT_REASONS",
     "FINGERPRINT_DOMAIN",
     "GEMINI_DRIVER_TYPE",
+    "RETRY_KIND",
     "GeminiConfig",
     "GeminiDriver",
     "GeminiStreamParser",
     "build_argv",
+    "merge_settings",
+    "settings_path",
     "stats_usage",
 ]

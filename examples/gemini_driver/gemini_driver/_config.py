@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Self
+
+from pydantic import Field, JsonValue, model_validator
 
 from driver.clikit import DEFAULT_TIMEOUT, CLIConfig
 
@@ -36,3 +38,15 @@ class GeminiConfig(CLIConfig):
 
     command: tuple[str, ...] = Field(default=DEFAULT_COMMAND, min_length=1)
     """Program and leading arguments, e.g. ``("gemini",)`` or a wrapper script."""
+    settings: dict[str, JsonValue] = Field(default_factory=dict)
+    """Gemini CLI settings merged into ``<home>/.gemini/settings.json`` before each run
+    (objects key by key, other values replaced; the file's other keys kept), e.g.
+    ``{"security": {"auth": {"selectedType": "gemini-api-key"}}}``, which an API key with
+    ``GOOGLE_GEMINI_BASE_URL`` needs (else exit 41), or ``{"general": {"maxAttempts": 2}}``.
+    Needs ``home``: the driver never writes to the user's own settings."""
+
+    @model_validator(mode="after")
+    def _settings_need_a_home(self) -> Self:
+        if self.settings and not self.home:
+            raise ValueError("settings: needs home (the driver writes only into its own home)")
+        return self

@@ -7,14 +7,67 @@ command line, the parser and the stream capability.
 
 from __future__ import annotations
 
+import json
+import os
+import tempfile
 from pathlib import Path
+from typing import Any
 
-from driver import StreamCapability
+from driver import EventSink, Request, Response, RunError, StreamCapability
 from driver.clikit import CLIDriver, RunOutput
 from gemini_driver._config import FINGERPRINT_DOMAIN, GEMINI_DRIVER_TYPE, GeminiConfig
 from gemini_driver._parser import GeminiStreamParser
 
-__all__ = ["GeminiDriver", "build_argv"]
+__all__ = ["GeminiDriver", "build_argv", "merge_settings", "settings_path"]
+
+
+def settings_path(home: Path) -> Path:
+    """Where Gemini CLI reads its user settings under ``GEMINI_CLI_HOME``."""
+    return home / ".gemini" / "settings.json"
+
+
+def _merged(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in extra.items():
+        old = merged.get(key)
+        if isinstance(old, dict) and isinstance(value, dict):
+            merged[key] = _merged(old, value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def merge_settings(home: Path, settings: dict[str, Any]) -> Path:
+    """Merge ``settings`` into the settings file under ``home`` and return its path.
+
+    The file is rewritten only when the merge changes it, through a temporary file
+    renamed over it, so concurrent runs sharing a home never read half a file. An
+    existing file that is not a JSON object is refused (``ValueError`` naming it) rather
+    than overwritten.
+    """
+    path = settings_path(home)
+    current: dict[str, Any] = {}
+    if path.exists():
+        try:
+            loaded = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise ValueError(f"{path}: cannot read it as JSON ({exc}); not overwriting") from exc
+        if not isinstance(loaded, dict):
+            raise ValueError(f"{path}: not a JSON object; not overwriting")
+        current = loaded
+    merged = _merged(current, settings)
+    if merged == current and path.exists():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(prefix=".settings-", suffix=".json", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            json.dump(merged, file, indent=2)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return path
 
 
 def build_argv(config: GeminiConfig, prompt: str, *, model: str, resume_id: str) -> list[str]:
@@ -94,6 +147,20 @@ class GeminiDriver(CLIDriver[GeminiConfig]):
     def stream_parser(self, out: RunOutput, *, model: str) -> GeminiStreamParser:
         """A stream-json parser; ``init`` names the model, ``result.stats`` the one used."""
         return GeminiStreamParser(out, model=model)
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        """Write ``settings`` into the home's settings file, then run the CLI once.
+
+        A settings file that cannot be merged refuses the run before launch
+        (``RunError`` naming the file).
+        """
+        config = self._config_for(request.config)
+        if config.settings:
+            try:
+                merge_settings(Path(config.home), config.settings)
+            except (OSError, ValueError) as exc:
+                raise RunError(f"gemini settings: {exc}") from exc
+        return await super().run(request, sink)
 
     def home_env(self, home: Path) -> dict[str, str]:
         """Gemini CLI reads ``GEMINI_CLI_HOME`` in place of the user's home and keeps its

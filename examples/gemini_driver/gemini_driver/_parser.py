@@ -26,12 +26,22 @@ event becomes:
 * Unknown types are skipped; lines that are not JSON objects become ``stdout``
   items.
 
+Gemini CLI reports API retries only on stderr (``Attempt 1 failed with status 429.
+Retrying with backoff...``), so the parser reads stderr too, line by line: each retry
+becomes a ``gemini.retry`` payload and a ``system`` item (subtype ``api_retry``) as it
+happens, the count goes into ``Response.metadata`` (``retries``, ``last_retry_status``)
+and into a failure's metadata. A failed API call ends in an error ``result`` whose
+message quotes the API's error JSON; its HTTP status is filed as ``http_status`` (the
+process exits with that status modulo 256).
+
 Reading lines and the order of the failure checks come from
 :class:`driver.clikit.JsonlParser`.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 from driver import TerminalPayload, TranscriptItem, TranscriptKind, Usage
@@ -45,10 +55,14 @@ from driver.clikit import (
     str_field,
 )
 
-__all__ = ["ERROR_KIND", "EXIT_REASONS", "GeminiStreamParser", "stats_usage"]
+__all__ = ["ERROR_KIND", "EXIT_REASONS", "RETRY_KIND", "GeminiStreamParser", "stats_usage"]
 
 ERROR_KIND = "gemini.error"
 """The vendor stream kind of an ``error`` line; ``raw`` holds its severity and message."""
+
+RETRY_KIND = "gemini.retry"
+"""The vendor stream kind of a retried API call (read from stderr); ``raw`` holds the
+failed ``attempt``, its HTTP ``status`` (0 when not printed) and the stderr ``message``."""
 
 EXIT_REASONS = {
     41: "authentication",
@@ -57,6 +71,7 @@ EXIT_REASONS = {
     52: "config",
     53: "turn_limit",
     54: "tool_execution",
+    55: "untrusted_workspace",
     130: "cancelled",
 }
 """Gemini CLI's fatal exit codes (``FatalError`` subclasses), filed as ``exit_reason``."""
@@ -64,6 +79,30 @@ EXIT_REASONS = {
 # Ends the open text block: every known event but ``message`` itself.
 _CLOSES_TEXT = frozenset({"init", "tool_use", "tool_result", "error", "result"})
 _COUNTS = ("total_tokens", "input_tokens", "output_tokens", "cached", "input")
+# stderr: "Attempt 3 failed with status 500. Retrying with backoff... <error>" (a retry),
+# "Attempt 4 failed: <error>. Retrying after 5200ms..." (a retry after the server's delay)
+# or "Attempt 10 failed: <error>. Max attempts reached" (the last one).
+_ATTEMPT = re.compile(r"^Attempt (\d+) failed(?: with status (\d+))?")
+_API_ERROR = "[API Error:"
+_CODE = re.compile(r'"code"\s*:\s*(\d{3})')
+
+
+def _api_error(message: str) -> tuple[int, str]:
+    """The HTTP status and the API's own message in ``[API Error: {"error": {...}}]``."""
+    start, end = message.find("{"), message.rfind("}")
+    if start >= 0 and end > start:
+        try:
+            error = json.loads(message[start : end + 1]).get("error")
+        except (ValueError, AttributeError):
+            error = None
+        if isinstance(error, dict):
+            code = int_field(error, "code")
+            text = " ".join(
+                p for p in (str_field(error, "status"), str_field(error, "message")) if p
+            )
+            return code, text
+    found = _CODE.search(message)
+    return (int(found[1]) if found else 0), ""
 
 
 def _count(counts: dict[str, Any], key: str) -> int:
@@ -117,6 +156,8 @@ class GeminiStreamParser(JsonlParser):
         self._chunks: list[str] = []
         self._final_text = ""
         self._last_error: dict[str, str] = {}
+        self._retries: list[dict[str, Any]] = []
+        self._attempts = 0
 
     # -- feeding --------------------------------------------------------------------------
 
@@ -262,6 +303,41 @@ class GeminiStreamParser(JsonlParser):
             )
         )
 
+    # -- stderr -----------------------------------------------------------------------------
+
+    def feed_stderr(self, raw: bytes) -> None:
+        """A retried API call becomes a ``gemini.retry`` payload and an ``api_retry`` item."""
+        text = raw.decode("utf-8", errors="replace").strip()
+        found = _ATTEMPT.match(text)
+        if found is None:
+            return
+        attempt = int(found[1])
+        self._attempts = max(self._attempts, attempt)
+        if "Max attempts reached" in text:
+            return  # the last attempt: the error result says how it ended
+        code = found[2] or (m[1] if (m := _CODE.search(text)) else "")
+        retry = {"attempt": attempt, "status": int(code) if code else 0, "message": text}
+        self._retries.append(retry)
+        self.vendor(
+            RETRY_KIND,
+            dict(retry),
+            TranscriptItem(
+                kind=TranscriptKind.SYSTEM,
+                subtype="api_retry",
+                text=text,
+                metadata={"attempt": str(attempt), "status": code},
+            ),
+        )
+
+    def run_metadata(self) -> dict[str, str]:
+        """``retries`` and ``last_retry_status`` when an API call was retried."""
+        if not self._retries:
+            return {}
+        meta = {"retries": str(len(self._retries))}
+        if self._retries[-1]["status"]:
+            meta["last_retry_status"] = str(self._retries[-1]["status"])
+        return meta
+
     # -- the outcome ------------------------------------------------------------------------
 
     @property
@@ -285,8 +361,15 @@ class GeminiStreamParser(JsonlParser):
         meta["status"] = status
         if str_field(error, "type"):
             meta["error_type"] = error["type"]
+        message = str_field(error, "message")
+        if message.startswith(_API_ERROR) and message.endswith("]"):
+            code, api_message = _api_error(message)
+            if not code:  # no HTTP answer: the stream broke ("terminated"), a network error
+                return f"gemini API error: {message[len(_API_ERROR) : -1].strip()}"
+            meta["http_status"] = code
+            return f"gemini API error: HTTP {code} {api_message}".rstrip()
         return (
-            str_field(error, "message")
+            message
             or self._last_error.get("message", "")
             or (f"gemini reported status {status!r}" if status else "gemini reported no status")
         )
@@ -305,4 +388,12 @@ class GeminiStreamParser(JsonlParser):
         reason = EXIT_REASONS.get(outcome.exit_code)
         if reason and not (outcome.timed_out or outcome.signal):
             meta["exit_reason"] = reason
-        return ""
+        if not self._retries:
+            return ""
+        meta["retries"] = len(self._retries)
+        last = self._retries[-1]["status"]
+        if last:
+            meta["last_retry_status"] = last
+        attempts = max(self._attempts, len(self._retries) + 1)
+        retried = "1 retry" if len(self._retries) == 1 else f"{len(self._retries)} retries"
+        return f"after {attempts} attempts, {retried}" + (f", last HTTP {last}" if last else "")

@@ -24,6 +24,7 @@ from adaptertest import clikit as testing
 from adaptertest.clikit import Replay
 from driver import (
     Request,
+    RunError,
     SessionContext,
     SessionState,
     StreamCapability,
@@ -35,10 +36,13 @@ from driver.clikit import ProcessOutcome, RunOutput
 from gemini_driver import (
     ERROR_KIND,
     GEMINI_DRIVER_TYPE,
+    RETRY_KIND,
     GeminiConfig,
     GeminiDriver,
     GeminiStreamParser,
     build_argv,
+    merge_settings,
+    settings_path,
     stats_usage,
 )
 
@@ -387,6 +391,120 @@ def test_the_home_is_gemini_cli_home(tmp_path: Path) -> None:
     env = GeminiDriver(config).process_env(config)
     assert env["GEMINI_CLI_HOME"] == str(tmp_path)
     assert env["GEMINI_CLI_TRUST_WORKSPACE"] == "true"
+
+
+# -- what the real Gemini CLI 0.61 does beyond the recordings -------------------------------
+
+RETRY_429 = (
+    b"Attempt 1 failed with status 429. Retrying with backoff... _ApiError: "
+    b'{"error":{"code":429,"message":"Resource has been exhausted","status":"RESOURCE_EXHAUSTED"}}'
+)
+LAST_500 = (
+    b'Attempt 2 failed: {"error":{"code":500,"message":"An internal error has occurred.",'
+    b'"status":"INTERNAL"}}. Max attempts reached'
+)
+API_ERROR_500 = {
+    "type": "result",
+    "status": "error",
+    "error": {
+        "type": "unknown",
+        "message": '[API Error: {"error":{"code":500,"message":"An internal error has '
+        'occurred.","status":"INTERNAL"}}]',
+    },
+    "stats": {"total_tokens": 0, "input_tokens": 0, "output_tokens": 0},
+}
+
+
+def test_stderr_retries_become_payloads_items_and_metadata() -> None:
+    parser, out, sink = parse(b"")
+    for line in (b"Ripgrep is not available. Falling back to GrepTool.", RETRY_429, b"  }"):
+        parser.feed_stderr(line)
+    assert [p.kind for p in sink.stream] == [RETRY_KIND]
+    assert sink.stream[0].raw["attempt"] == 1
+    assert sink.stream[0].raw["status"] == 429
+    (item,) = out.transcript
+    assert (item.kind, item.subtype) == (TranscriptKind.SYSTEM, "api_retry")
+    assert item.metadata == {"attempt": "1", "status": "429"}
+    assert parser.run_metadata() == {"retries": "1", "last_retry_status": "429"}
+
+
+def test_a_run_without_retries_has_no_metadata() -> None:
+    parser, _, _ = parse_recording("success.jsonl")
+    assert parser.run_metadata() == {}
+
+
+def test_an_api_error_result_names_status_and_retry_count() -> None:
+    parser, _, sink = parse(lines_of(API_ERROR_500))
+    parser.feed_stderr(b"Attempt 1 failed with status 500. Retrying with backoff... _ApiError")
+    parser.feed_stderr(LAST_500)
+    failure = parser.failure(ProcessOutcome(500 % 256, "", False, b"", b""), 60)
+    assert failure is not None
+    assert failure.message == (
+        "gemini API error: HTTP 500 INTERNAL An internal error has occurred. "
+        "(after 2 attempts, 1 retry, last HTTP 500)"
+    )
+    assert failure.metadata == {
+        "exit_code": 244,
+        "status": "error",
+        "error_type": "unknown",
+        "http_status": 500,
+        "retries": 1,
+        "last_retry_status": 500,
+    }
+    assert [p.kind for p in sink.stream].count(RETRY_KIND) == 1  # the last attempt is no retry
+
+
+def test_an_untrusted_workspace_is_named() -> None:
+    parser, _, _ = parse(b"")
+    failure = parser.failure(ProcessOutcome(55, "", False, b"", b"not trusted"), 60)
+    assert failure is not None
+    assert failure.metadata["exit_reason"] == "untrusted_workspace"
+
+
+def test_settings_are_merged_into_the_home_settings_file(tmp_path: Path) -> None:
+    path = settings_path(tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_text('{"ui": {"theme": "dark"}, "security": {"folderTrust": {"enabled": true}}}')
+    auth = {"security": {"auth": {"selectedType": "gemini-api-key"}}}
+    assert merge_settings(tmp_path, auth) == path
+    assert json.loads(path.read_text()) == {
+        "ui": {"theme": "dark"},
+        "security": {"folderTrust": {"enabled": True}, "auth": {"selectedType": "gemini-api-key"}},
+    }
+    before = path.stat().st_mtime_ns
+    merge_settings(tmp_path, auth)  # nothing changes: the file is left alone
+    assert path.stat().st_mtime_ns == before
+    assert [p.name for p in path.parent.iterdir()] == ["settings.json"]
+
+
+def test_a_settings_file_that_is_not_an_object_is_not_overwritten(tmp_path: Path) -> None:
+    path = settings_path(tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_text("[1, 2")
+    with pytest.raises(ValueError, match=r"settings\.json: cannot read it as JSON"):
+        merge_settings(tmp_path, {"general": {"maxAttempts": 2}})
+    assert path.read_text() == "[1, 2"
+
+
+def test_settings_need_a_home() -> None:
+    with pytest.raises(ValueError, match="settings: needs home"):
+        GeminiConfig(settings={"general": {"maxAttempts": 2}})
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_the_driver_writes_its_settings_before_the_run(
+    anyio_backend: str, tmp_path: Path
+) -> None:
+    settings = {"security": {"auth": {"selectedType": "gemini-api-key"}}}
+    config = GeminiConfig(
+        command=REPLAY.command("success.jsonl"), home=str(tmp_path), settings=settings
+    )
+    response = await GeminiDriver(config).run(Request(prompt="hi"), RecordingSink())
+    assert response.failure is None
+    assert json.loads(settings_path(tmp_path).read_text()) == settings
+    settings_path(tmp_path).write_text("not json")
+    with pytest.raises(RunError, match=r"gemini settings: .*not overwriting"):
+        await GeminiDriver(config).run(Request(prompt="hi"), RecordingSink())
 
 
 # -- the appended system prompt ----------------------------------------------------------------
