@@ -26,6 +26,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from adaptertest.record import main as record_main
 
         return record_main(args[1:])
+    if args[:1] == ["install-clis"]:
+        from adaptertest.realcli.cli import main as install_clis_main
+
+        return install_clis_main(args[1:])
     # The suite's session-codec properties use hypothesis with their own strategies; in
     # this process, third-party hypothesis plugins (some import pytest) are dead weight.
     os.environ.setdefault("HYPOTHESIS_NO_PLUGINS", "1")

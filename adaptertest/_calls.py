@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import math
 import os
 import sys
 import threading
@@ -79,6 +80,9 @@ def describe_error(label: str, error: BaseException) -> str:
     at = f" at {where}" if where else ""
     text = _message_of(error)
     detail = f": {provider_text(text, quote=False)}" if text.strip() else ""
+    if _is_cancellation(error):
+        # Every cancellation the suite requests is handled before a raise is described.
+        detail += " (a cancellation the suite did not request: the driver raised it itself)"
     return f"{label} raised {type(error).__module__}.{type(error).__qualname__}{at}{detail}"
 
 
@@ -158,6 +162,24 @@ def is_driver_fault(exc: BaseException) -> bool:
     own included; the user's KeyboardInterrupt and the suite's own cancel scopes are not.
     """
     return not isinstance(exc, KeyboardInterrupt | anyio.get_cancelled_exc_class())
+
+
+def is_unrequested_cancel(exc: BaseException, scope: anyio.CancelScope) -> bool:
+    """Whether ``exc`` is a cancellation that nothing around the call asked for: not the
+    call's own ``scope``, not any scope outside it. Then the driver raised it by itself,
+    and it is the driver's fault like any other exception (call inside ``scope``)."""
+    return (
+        isinstance(exc, anyio.get_cancelled_exc_class())
+        and not scope.cancel_called
+        and anyio.current_effective_deadline() != -math.inf
+    )
+
+
+def _is_cancellation(error: BaseException) -> bool:
+    kind = type(error)
+    return isinstance(error, asyncio.CancelledError) or (
+        kind.__module__.partition(".")[0] == "trio" and kind.__name__ == "Cancelled"
+    )
 
 
 def _unwrap(error: BaseException) -> BaseException:
@@ -264,7 +286,7 @@ class CallRunner:
                     if inspect.isawaitable(result):
                         result = await result
                 except BaseException as exc:
-                    if not is_driver_fault(exc):
+                    if not is_driver_fault(exc) and not is_unrequested_cancel(exc, scope):
                         raise
                     return Outcome(error=exc, elapsed=time.perf_counter() - start)
                 return Outcome(value=result, elapsed=time.perf_counter() - start)

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+from adaptertest._screen import screen
 from adaptertest._suite import Suite
 from adaptertest.clauses import CLAUSES, Clause
 from adaptertest.options import Options
+from adaptertest.pytest_plugin import show_details
 from adaptertest.report import ClauseResult, ClauseStatus
 
 SUITE_ATTRIBUTE = "_adaptertest_suite"
@@ -47,10 +50,15 @@ def test_driver(factory: Callable[[], object], options: Options | None = None) -
         adaptertest_options = opts
 
         @classmethod
-        def adaptertest_suite(cls) -> Suite:
+        def adaptertest_suite(cls, *, show_details: bool = False) -> Suite:
+            """The class's suite, built on first need (``show_details`` then turns on
+            ``show_live_details``, as ``--adaptertest-show-details`` asks)."""
             suite: Suite | None = cls.__dict__.get(SUITE_ATTRIBUTE)
             if suite is None:
-                suite = Suite(factory, opts)
+                run_opts = opts
+                if show_details and not opts.show_live_details:
+                    run_opts = dataclasses.replace(opts, show_live_details=True)
+                suite = Suite(factory, run_opts)
                 setattr(cls, SUITE_ATTRIBUTE, suite)
             return suite
 
@@ -62,7 +70,8 @@ def test_driver(factory: Callable[[], object], options: Options | None = None) -
 
         @pytest.mark.parametrize("clause", [_param(c, opts) for c in CLAUSES])
         def test_clause(self, clause: str, request: pytest.FixtureRequest) -> None:
-            result = type(self).adaptertest_suite().clause_result(clause)
+            suite = type(self).adaptertest_suite(show_details=show_details(request.config))
+            result = suite.clause_result(clause)
             _settle(result, request.node.nodeid)
 
     DriverConformance.__qualname__ = DriverConformance.__name__ = "DriverConformance"
@@ -80,14 +89,15 @@ def rerun_hint(nodeid: str, clause: str) -> str:
 
 
 _DETAILS = (
-    "pass Options(show_live_details=True) to test_driver(...) to see the withheld provider text"
+    "rerun with --adaptertest-show-details (or ADAPTERTEST_SHOW_DETAILS=1) to see the "
+    "withheld provider text"
 )
 
 
 def _settle(result: ClauseResult, nodeid: str) -> None:
     """Turn one clause result into the pytest outcome of its item."""
     if result.status is ClauseStatus.SKIPPED:
-        pytest.skip(result.messages[0] if result.messages else f"{result.clause} skipped")
+        pytest.skip(screen(result.messages[0]) if result.messages else f"{result.clause} skipped")
     if result.status in (ClauseStatus.FAILED, ClauseStatus.XFAILED):
         pytest.fail(result.describe(rerun_hint(nodeid, result.clause), _DETAILS), pytrace=False)
     if result.status is ClauseStatus.XPASSED:

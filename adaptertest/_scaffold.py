@@ -22,14 +22,18 @@ checked for any leftover ``reference`` before anything is written.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import importlib.util
 import json
 import keyword
+import os
 import re
+import shlex
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from adaptertest import __version__
 
@@ -40,7 +44,7 @@ TEMPLATES = ("memory", "cli")
 
 _CLI_TEMPLATE = Path(__file__).with_name("cli-template")
 _CLI_TEMPLATE_PARTS = ("mycli_driver", "recordings", "tests")
-_TEXT_SUFFIXES = frozenset({".py", ".jsonl", ".txt", ".typed"})
+_TEXT_SUFFIXES = frozenset({".py", ".jsonl", ".json", ".txt", ".typed"})
 
 _NAME = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")
 # Names a project package must not shadow: the kit's packages and what it depends on.
@@ -56,6 +60,7 @@ _TAKEN = frozenset(
         "hypothesis",
         "jsonschema",
         "rich",
+        "syrupy",
         "trio",
         "tests",
         "test",
@@ -326,10 +331,46 @@ xfail_strict = true
 """
 
 _README_COMMANDS = """```sh
-python -m pip install -e '.[test]' && python -m pytest
+{kit_install}python -m pip install -e '.[test]' && python -m pytest
 python -m adaptertest check {package}:new_{stem}_driver --live
 ```
 """
+
+KIT_DISTRIBUTION = "agent-driver-kit"
+_KIT_EXTRAS = "[test,trio]"
+
+
+def kit_install_command(direct_url: str | None = None) -> str | None:
+    """The command that installs the kit where this one came from, or None when it came
+    from a package index (the project's own install then finds it there).
+
+    ``direct_url`` is the installed distribution's ``direct_url.json`` (PEP 610; read from
+    the installed kit when not given): an editable checkout gives ``pip install -e
+    CHECKOUT[test,trio]``, a wheel or a folder ``pip install PATH[test,trio]``, another
+    URL ``pip install 'agent-driver-kit[test,trio] @ URL'``.
+    """
+    if direct_url is None:
+        try:
+            direct_url = importlib.metadata.distribution(KIT_DISTRIBUTION).read_text(
+                "direct_url.json"
+            )
+        except importlib.metadata.PackageNotFoundError:
+            direct_url = None
+    if not direct_url:
+        return None
+    try:
+        info = json.loads(direct_url)
+        url = str(info["url"])
+    except (ValueError, KeyError, TypeError):
+        return None
+    parts = urlsplit(url)
+    if parts.scheme == "file":
+        path = unquote(parts.path)
+        target = shlex.quote(f"{path}{_KIT_EXTRAS}")
+        editable = isinstance(info.get("dir_info"), dict) and info["dir_info"].get("editable")
+        return f"python -m pip install {'-e ' if editable else ''}{target}"
+    return f"python -m pip install {shlex.quote(f'{KIT_DISTRIBUTION}{_KIT_EXTRAS} @ {url}')}"
+
 
 _README_MEMORY = """# {display}
 
@@ -364,14 +405,25 @@ on each recording. The second runs the suite against the real `{kebab}` on your 
 
 Replace the recordings with runs of your CLI (`adaptertest record OUT -- COMMAND ARGS...`
 keeps a run's output and exit status, with secrets redacted), keeping one that answers
-the suite's live prompt, `Reply with exactly: OK`, and update the cases in
-`tests/test_{stem}_driver.py` to match.
+the suite's live prompt, `Reply with exactly: OK`. What the driver makes of each
+recording is a reviewed snapshot in `recordings/snapshots/`: after a new recording or a
+parser change, run `python -m pytest --snapshot-update` and review the diff of that
+folder; no test needs editing. A plain JSONL recording whose CLI exits non-zero gets its
+exit code in `recordings/replay.json`.
 {kit_note}"""
 
 _KIT_NOTE = """
 The kit is the `agent-driver-kit` distribution. If your package index does not have it,
-install it first, from a checkout (`python -m pip install path/to/checkout`) or a built
-wheel (`python -m pip install path/to/agent_driver_kit-{version}-py3-none-any.whl`).
+install it first, from a checkout
+(`python -m pip install -e 'path/to/checkout[test,trio]'`) or a built wheel
+(`python -m pip install 'path/to/agent_driver_kit-{version}-py3-none-any.whl[test,trio]'`).
+"""
+
+_KIT_NOTE_INSTALLED = """
+The first line installs the kit, the `agent-driver-kit` distribution, from where this
+project was generated (`{kit_install}`): no package index serves it there. Elsewhere,
+install it from a checkout or a built wheel the same way, or leave the line out where
+your index has it.
 """
 
 
@@ -395,8 +447,13 @@ def _shell_files(template: str, names: Names) -> dict[str, str]:
         kit_test=kit.replace("agent-driver-kit", "agent-driver-kit[test,trio]", 1),
         **fields,
     )
+    kit_install = kit_install_command()
+    note = _KIT_NOTE if kit_install is None else _KIT_NOTE_INSTALLED
+    commands = _README_COMMANDS.format(
+        kit_install="" if kit_install is None else f"{kit_install}\n", **fields
+    )
     readme = (_README_MEMORY if template == "memory" else _README_CLI).format(
-        commands=_README_COMMANDS.format(**fields), kit_note=_KIT_NOTE.format(**fields), **fields
+        commands=commands, kit_note=note.format(kit_install=kit_install, **fields), **fields
     )
     return {"pyproject.toml": pyproject, "README.md": readme}
 
@@ -483,6 +540,18 @@ def main(ns: argparse.Namespace) -> int:
     for path in sorted(project):
         print(f"  {path}")
     print("next:")
-    print(f"  cd {target}")
-    print("  python -m pip install -e '.[test]' && python -m pytest")
+    for line in next_steps(target):
+        print(f"  {line}")
     return 0
+
+
+def next_steps(target: Path) -> list[str]:
+    """The commands that install the new project and run its tests, as printed."""
+    steps = []
+    if target.resolve() != Path.cwd().resolve():
+        steps.append(f"cd {shlex.quote(os.fspath(target))}")
+    kit_install = kit_install_command()
+    if kit_install is not None:
+        steps.append(kit_install)
+    steps.append("python -m pip install -e '.[test]' && python -m pytest")
+    return steps

@@ -7,8 +7,8 @@ report; :func:`adaptertest.test_driver` asks it for one clause at a time, so
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
-import json
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -16,13 +16,16 @@ from typing import Any
 
 from pydantic import BaseModel, SecretBytes, SecretStr
 
+from adaptertest import _fresh as fresh
 from adaptertest._calls import CallRunner, Outcome, describe_error, describe_hang, driver_traceback
 from adaptertest._imports import import_attr
 from adaptertest._probe import ProbeAbort, ProbeContext, ProbeRecord
+from adaptertest._runinfo import now_utc, run_info
+from adaptertest._screen import SECRET_MASK, ordered, screen
 from adaptertest._violation import render
-from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES, clause_ids
+from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES, PROBES, clause_ids
 from adaptertest.options import Options
-from adaptertest.report import ClauseResult, ClauseStatus, ConformanceReport
+from adaptertest.report import ClauseResult, ClauseStatus, ConformanceReport, RunInfo
 from driver.descriptor import Descriptor
 
 Probe = Callable[[ProbeContext], None]
@@ -44,6 +47,7 @@ PROBE_FUNCTIONS: dict[str, tuple[str, str]] = {
     "live_structured_output": ("adaptertest.liv", "probe_live_structured_output"),
     "concurrent_runs": ("adaptertest.con", "probe_concurrent_runs"),
     "drift": ("adaptertest.dft", "probe_drift"),
+    "fresh_process": ("adaptertest.ses", "probe_fresh_process"),
     "system_prompt": ("adaptertest.sysprompt", "probe_system_prompt"),
 }
 """Probe name -> (family module, function): where the code that judges it lives.
@@ -57,9 +61,6 @@ def probe_function(name: str) -> Probe:
     module, attr = PROBE_FUNCTIONS[name]
     function: Probe = import_attr(module, attr)
     return function
-
-
-SECRET_MASK = "[secret withheld]"
 
 
 class Suite:
@@ -83,6 +84,7 @@ class Suite:
         self._descriptor: Descriptor | None = None
         self._records: dict[str, tuple[ProbeRecord, float]] = {}
         self._secrets = _collect_secrets(options)
+        self.started_at = now_utc()
 
     # -- setup ----------------------------------------------------------------------------
 
@@ -195,12 +197,15 @@ class Suite:
         skips: list[str] = []
         judged = False
         duration = 0.0
-        shared = len(records) > 1
+        # The fresh-process probe only adds to what another probe judges; its messages
+        # say where they come from themselves.
+        shared = len([p for p, _, _ in records if p not in _UNTAGGED]) > 1
         for probe, record, took in records:
             duration += took
             for message in record.messages(clause_id):
                 # A clause two probes judge says which probe saw each violation.
-                messages.append(_tag(message, clause_id, probe) if shared else message)
+                tagged = shared and probe not in _UNTAGGED
+                messages.append(_tag(message, clause_id, probe) if tagged else message)
             judged = judged or clause_id in record.judged
             notes.extend(record.notes)
             notes.extend(record.clause_notes.get(clause_id, ()))
@@ -254,7 +259,14 @@ class Suite:
         """Judge every clause (or the ``only`` ones) and close the driver's event loop."""
         start = time.perf_counter()
         wanted = _select(only)
+        if wanted & {"SES-05", "CAP-01"}:
+            self._prefetch_fresh()
         try:
+            # Probes run in their own order (the fresh-process check, started above,
+            # last), then each clause reads the records.
+            for probe in PROBES:
+                if any(probe in CLAUSE_BY_ID[c].probes for c in wanted):
+                    self.run_probe(probe)
             results = tuple(self.clause_result(c.id) for c in CLAUSES if c.id in wanted)
             # The sinks stay watched until the report is final: read those verdicts again.
             watched = self._watched()
@@ -267,46 +279,45 @@ class Suite:
             driver_type=self.driver_type,
             results=results,
             duration=time.perf_counter() - start,
+            run=self.run_info(),
+        )
+
+    def run_info(self) -> RunInfo:
+        """The report's ``run`` block: start time, backend, driver version, options."""
+        info = run_info(self.options, self._driver, self.started_at)
+        return dataclasses.replace(
+            info,
+            options={k: self.scrub(v) for k, v in info.options.items()},
+            labels={k: self.scrub(v) for k, v in info.labels.items()},
         )
 
     def close(self) -> None:
         self.runner.close()
 
+    def _prefetch_fresh(self) -> None:
+        """Start the fresh-interpreter check of SES-05 and CAP-01 now, so it runs beside
+        the probes that come before them."""
+        with self._lock:
+            self._setup()
+        if self._descriptor is not None and self._descriptor.sessions.supports_resume:
+            fresh.start_for(self.factory, self.options)
+
     def scrub(self, text: str) -> str:
-        """Remove every secret value from ``text``: whole, escaped, or cut short (and
-        withhold any provider text a probe left marked)."""
-        text = render(text, show=False)
-        for secret in self._secrets:
-            for form in _spellings(secret):
-                text = text.replace(form, SECRET_MASK)
-                text = _mask_truncated(text, form)
-        return text
+        """Remove every secret value from ``text`` (those of ``Options`` and of the
+        environment's secret-named variables: whole, escaped, or cut short), withhold any
+        provider text a probe left marked, and escape control characters."""
+        return screen(render(text, show=False), self._secrets)
+
+
+__all__ = ["PROBE_FUNCTIONS", "SECRET_MASK", "Suite", "check_driver", "probe_function"]
+
+_UNTAGGED = frozenset({"fresh_process"})
 
 
 def _tag(message: str, clause: str, probe: str) -> str:
     """``message`` with the probe that observed it, right after the clause ID."""
     head = f"{clause}: "
     return f"{head}[{probe}] {message.removeprefix(head)}"
-
-
-def _spellings(secret: str) -> tuple[str, ...]:
-    """The ways a message may spell ``secret``: as is, or escaped by repr or JSON."""
-    return tuple(dict.fromkeys((secret, repr(secret)[1:-1], json.dumps(secret)[1:-1])))
-
-
-_CUT_MARKERS = ("'...", '"...', "...", "\u2026")
-
-
-def _mask_truncated(text: str, secret: str) -> str:
-    """Mask a leading part of ``secret`` left where a long value was cut off."""
-    if not any(marker in text for marker in _CUT_MARKERS):
-        return text
-    for size in range(len(secret) - 1, 3, -1):
-        head = secret[:size]
-        for marker in _CUT_MARKERS:
-            if head + marker in text:
-                text = text.replace(head + marker, SECRET_MASK + marker)
-    return text
 
 
 def _select(only: Iterable[str] | None) -> set[str]:
@@ -351,8 +362,7 @@ def _collect_secrets(options: Options) -> tuple[str, ...]:
                 walk(getattr(value, name, None))
 
     walk(options.config)
-    # Longest first, so a secret containing another is masked whole.
-    return tuple(sorted({s for s in found if len(s) >= 3}, key=len, reverse=True))
+    return ordered(s for s in found if len(s) >= 3)
 
 
 def check_driver(

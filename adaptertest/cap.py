@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from adaptertest._calls import describe_error, describe_hang
 from adaptertest._probe import ProbeContext
@@ -48,6 +48,9 @@ from driver.protocols import (
     implements,
 )
 from driver.run import AgentIdentity, Request
+
+if TYPE_CHECKING:
+    from adaptertest._fresh import FreshResult
 from driver.skill import ResolvedSkills, SkillSnapshot, SkillSyncMode
 
 __all__ = [
@@ -425,6 +428,28 @@ def probe_capability_declarations(ctx: ProbeContext) -> None:
             "CAP-01",
             f"session_config_fingerprint() differs across factory instances: "
             f"{own.fingerprint!r} then {other.fingerprint!r}",
+        )
+
+
+def check_fresh_fingerprint(ctx: ProbeContext, found: FreshResult) -> None:
+    """CAP-01 across processes: a fresh interpreter (another hash seed) built a driver from
+    the factory; its session_config_fingerprint() equals this driver's."""
+    # Violations here are the capability probe's to report: only a clean driver is compared.
+    outcome = ctx.attempt(_session_facts, ctx.driver, ctx.descriptor, [], awaitable=False)
+    facts: _SessionFacts | None = outcome.value if outcome.ok else None
+    if facts is None or facts.violations or facts.fingerprint is None:
+        return
+    here = facts.fingerprint
+    ctx.judge("CAP-01")
+    if found.fingerprint is None:
+        why = "; ".join(found.failures) or "it returned no str"
+        ctx.note(f"CAP-01 not checked in a fresh interpreter: {why}", clauses=["CAP-01"])
+    elif found.fingerprint != here:
+        ctx.fail(
+            "CAP-01",
+            f"session_config_fingerprint() differs in a fresh interpreter (PYTHONHASHSEED="
+            f"{found.hash_seed}): {here!r} here vs {found.fingerprint!r} there; a fingerprint "
+            "must not include hash(), set order or a default object repr (a memory address)",
         )
 
 

@@ -109,9 +109,10 @@ CLAUSES: tuple[Clause, ...] = (
         "resume declaration is truthful",
         "sessions.supports_resume holds exactly when session_codec() gives a codec; a "
         "resumable driver also has a non-blank, stable session_config_fingerprint(), and "
-        "codec name and fingerprint agree across instances.",
+        "codec name and fingerprint agree across instances and in a fresh interpreter.",
         H,
         "capability_declarations",
+        "fresh_process",
     ),
     _c(
         "CAP-02",
@@ -251,9 +252,11 @@ CLAUSES: tuple[Clause, ...] = (
     _c(
         "SES-05",
         "guard fingerprint is deterministic",
-        "guard_fingerprint is non-empty and equal for equal params.",
+        "guard_fingerprint is non-empty and equal for equal params, in this interpreter "
+        "and in a fresh one with another hash seed.",
         H,
         "session_codec",
+        "fresh_process",
     ),
     _c(
         "SES-06",
@@ -566,6 +569,27 @@ CLAUSES: tuple[Clause, ...] = (
         "concurrent_runs",
         extension=True,
     ),
+    # --- RCV: Python extension clauses ------------------------------------------------
+    _c(
+        "RCV-01",
+        "emitted values stay as emitted",
+        "No stream payload or run event (its transcript item included) changes after it "
+        "reached the sink: the sink may keep the object, so it is never edited or reused.",
+        L,
+        *_BOTH_LIVE,
+        "concurrent_runs",
+        extension=True,
+    ),
+    _c(
+        "RCV-02",
+        "returned responses stay as returned",
+        "The Response run() returned does not change afterwards, and the responses of "
+        "concurrent runs share no mutable object (a checkpoint state, a dict, a list).",
+        L,
+        *_BOTH_LIVE,
+        "concurrent_runs",
+        extension=True,
+    ),
     # --- USG: Python extension clauses ------------------------------------------------
     _c(
         "USG-01",
@@ -669,6 +693,7 @@ PROBES: tuple[str, ...] = (
     "live_structured_output",
     "concurrent_runs",
     "drift",
+    "fresh_process",
     "system_prompt",
 )
 """Every probe, in the order the suite runs them."""

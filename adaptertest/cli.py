@@ -1,5 +1,5 @@
 """The ``adaptertest`` command line: check a driver, list the clauses, record and replay a
-CLI run, start a driver project.
+CLI run, start a driver project, serve the model-API emulator.
 
 Exit status of ``check``: 0 when no clause fails, 1 when one does (a failed clause, or a
 known failure that passes now), 2 when the command line cannot be run.
@@ -23,9 +23,11 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from adaptertest import __version__, _extra, _scaffold, record, replay
+from adaptertest import __version__, _extra, _scaffold, emulate, record, replay
+from adaptertest._screen import screen
 from adaptertest.clauses import CLAUSES, clause_ids
 from adaptertest.options import Options, OptionsError
+from adaptertest.realcli import cli as install_clis
 from adaptertest.report import ClauseStatus, ConformanceReport
 from adaptertest.report_json import dumps, report_to_json
 
@@ -38,6 +40,7 @@ PROG = "adaptertest"
 NEEDS: dict[str, tuple[str, ...]] = {
     "check": ("hypothesis", "jsonschema", "rich"),
     "clauses": ("rich",),
+    "emulate": ("uvicorn",),
 }
 """The commands that use the test extra, and what of it; the others run on the base install."""
 
@@ -62,6 +65,7 @@ OPTION_FLAGS: dict[str, str] = {
     "config": "--config",
     "backend": "--backend",
     "probe_timeout": "--probe-timeout",
+    "labels": "--label",
 }
 """The Options field each ``check`` flag sets, to name the flag when its value is bad."""
 
@@ -126,6 +130,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--report", type=Path, metavar="FILE", help="write the JSON report here")
     check.add_argument(
+        "--label",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a fact about this run for the report's run block and the matrix, such as "
+        "cli_version=2.1.328 (repeatable; adds to Options.labels)",
+    )
+    check.add_argument(
         "--format",
         choices=("table", "json", "markdown"),
         default="table",
@@ -185,6 +197,14 @@ def build_parser() -> argparse.ArgumentParser:
             epilog=record.EPILOG,
         )
     )
+    install_clis.add_arguments(
+        commands.add_parser(
+            "install-clis",
+            help="install the real agent CLIs pinned in the lock file (npm)",
+            description=install_clis.DESCRIPTION,
+            epilog=install_clis.EPILOG,
+        )
+    )
     _scaffold.add_arguments(
         commands.add_parser(
             "new",
@@ -192,6 +212,35 @@ def build_parser() -> argparse.ArgumentParser:
             description="Write a standalone driver project that passes the suite at level "
             "live as generated: its pyproject.toml, the package NAME, tests/test_conformance.py "
             "and a README. Exit status: 0 written, 2 bad name or the folder is not empty.",
+        )
+    )
+    emulate.add_arguments(
+        commands.add_parser(
+            "emulate",
+            help="serve a model API on 127.0.0.1 that real agent CLIs can be pointed at",
+            description=emulate.DESCRIPTION,
+        )
+    )
+    from adaptertest.matrix import _command as matrix_command
+
+    matrix_command.add_arguments(
+        commands.add_parser(
+            "matrix",
+            help="set JSON reports side by side: an HTML page, Markdown and a JSON summary",
+            description="Read JSON reports (several drivers, one driver against several CLI "
+            "releases, or both) and write matrix.html (self-contained: filter, diff of two "
+            "runs, each cell's messages), matrix.md and matrix.json into --out. Exit status: "
+            "0 written, 2 a report cannot be read.",
+        )
+    )
+    matrix_command.add_sweep_arguments(
+        commands.add_parser(
+            "sweep",
+            help="run a driver's real-CLI tier against the last K releases of its CLI",
+            description="Install each of the last K releases of a locked CLI (its own cached "
+            "prefix), run the tier command against it, keep each report and write the matrix "
+            "into --out. An interrupted sweep resumes where it stopped. Exit status: 0 every "
+            "release swept with a report, 1 a tier failed or wrote none, 2 bad input.",
         )
     )
     return parser
@@ -202,8 +251,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["replay"]:
         return replay.main(args[1:])
+    if args[:1] == ["sweep"]:
+        from adaptertest.matrix import _command as matrix_command
+
+        sweep_parser = argparse.ArgumentParser(prog=f"{PROG} sweep")
+        matrix_command.add_sweep_arguments(sweep_parser)
+        return matrix_command.sweep_main(args[1:], sweep_parser)
     if args[:1] == ["record"]:
         return record.main(args[1:])
+    if args[:1] == ["install-clis"]:
+        return install_clis.main(args[1:])
     try:
         ns = build_parser().parse_args(args)
     except SystemExit as exc:  # --help, --version, or a usage error already printed
@@ -218,9 +275,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _clauses(ns.format)
         if ns.command == "new":
             return _scaffold.main(ns)
+        if ns.command == "emulate":
+            return emulate.main(ns)
+        if ns.command == "matrix":
+            from adaptertest.matrix import _command as matrix_command
+
+            return matrix_command.run(ns)
         return _check(ns, args[1:])
     except UsageError as exc:
-        print(f"{PROG} {ns.command}: error: {exc}", file=sys.stderr)
+        # A factory's import error may quote the driver's own text.
+        print(screen(f"{PROG} {ns.command}: error: {exc}"), file=sys.stderr)
         return 2
 
 
@@ -315,6 +379,18 @@ def base_options(ns: argparse.Namespace) -> tuple[Options, str | None]:
     return value, target
 
 
+def _labels(given: Sequence[str]) -> dict[str, str]:
+    labels: dict[str, str] = {}
+    for text in given:
+        name, sep, value = text.partition("=")
+        if not sep or not name.strip():
+            raise UsageError(
+                f"--label wants NAME=VALUE (such as cli_version=2.1.328), got {text!r}"
+            )
+        labels[name.strip()] = value
+    return labels
+
+
 def options_from_args(ns: argparse.Namespace) -> Options:
     """The suite options the check flags ask for, on top of :func:`base_options`."""
     base, source = base_options(ns)
@@ -335,6 +411,8 @@ def options_from_args(ns: argparse.Namespace) -> Options:
         kwargs["backend"] = ns.backend
     if ns.probe_timeout is not None:
         kwargs["probe_timeout"] = ns.probe_timeout
+    if ns.label:
+        kwargs["labels"] = {**base.labels, **_labels(ns.label)}
     if not ns.drift:
         kwargs["drift"] = None
     elif base.drift is None:
@@ -454,7 +532,8 @@ def render_report(
         console.print(Text(r.describe(hint, details)))
     console.print()
     style = "bold red" if report.failures else "bold green"
-    console.print(Text(f"{report.driver_type or '?'}: {report.summary()}", style=style))
+    summary = screen(f"{report.driver_type or '?'}: {report.summary()}")
+    console.print(Text(summary, style=style))
 
 
 # -- clauses ---------------------------------------------------------------------------

@@ -15,15 +15,24 @@ import hashlib
 import json
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import Any, Generic, Literal, NoReturn, Protocol, TypeVar
 
+import anyio
 import pytest
 from pydantic import ValidationError
 
 import adaptertest
-from adaptertest import CLAUSES, ClauseStatus, Level, Options, RecordingSink, recording
+from adaptertest import (
+    CLAUSES,
+    ClauseStatus,
+    ConformanceReport,
+    Level,
+    Options,
+    RecordingSink,
+    recording,
+)
 from adaptertest.options import Backend
 from adaptertest.so import (
     STRUCTURED_SCHEMA,
@@ -35,7 +44,6 @@ from driver import (
     SESSION_PARAM_CWD,
     SESSION_PARAM_PROFILE_FINGERPRINT,
     EnvironmentStatus,
-    FailureCode,
     InvalidDriverConfigError,
     OutputFormat,
     Request,
@@ -48,39 +56,38 @@ from driver import (
     StructuredOutputInvalidPolicy,
     StructuredOutputSource,
     SystemPromptUnsupportedError,
-    Usage,
 )
 from driver.clikit._config import CLIConfig
 from driver.clikit._driver import CLIDriver
 from driver.clikit._emit import RunOutput
 from driver.clikit._jsonl import JsonlParser
-from driver.clikit._process import LineFramer, ProcessOutcome
+from driver.clikit._process import LineFramer
 
 __all__ = [
+    "BACKENDS",
     "BLOCK_STREAMING",
     "LIVE_RUN_CLAUSES",
     "REASONING",
+    "REPLAY_SETTINGS",
     "TERMINALS",
     "TEXT",
     "TOOL",
-    "Case",
     "DriverClass",
     "FailedRecording",
     "Replay",
+    "ReplaySettings",
     "appended_argv",
     "check_append_refused",
     "check_config_fingerprint_follows_the_config",
     "check_config_validation",
     "check_conformance_level",
     "check_descriptor_and_stream_capability",
-    "check_driver_on_both_backends",
-    "check_driver_on_recording",
     "check_environment_probe",
     "check_expected_failure_is_clean",
     "check_failed_recording",
     "check_failed_run_fails_only_liv01",
-    "check_parser_on_recording",
     "check_parser_survives_odd_lines",
+    "check_recording",
     "check_request_config_wins",
     "check_streaming_off",
     "check_structured_answer",
@@ -92,10 +99,14 @@ __all__ = [
     "parse_output",
     "passed_argv",
     "recorded_output",
+    "recording_names",
+    "recording_result",
+    "recording_snapshot",
     "recordings_dir",
     "replay_by_flag_command",
     "replay_command",
     "replay_config",
+    "replay_settings",
     "structural_violations",
     "structured_request",
 ]
@@ -107,6 +118,9 @@ TOOL = ("tool_call.start", "tool_call.result", "tool_call.end")
 
 BLOCK_STREAMING = StreamCapability(native=True, reasoning=True)
 """The stream capability of a driver that streams whole text and reasoning blocks."""
+
+BACKENDS: tuple[Backend, ...] = ("asyncio", "trio")
+"""The anyio backends a recording is replayed on."""
 
 LIVE_RUN_CLAUSES = [c.id for c in CLAUSES if "live_run" in c.probes]
 """Clauses the live run judges; the hermetic ones are covered by ``adaptertest.test_driver``."""
@@ -148,13 +162,14 @@ def replay_command(
     recordings: Path,
     recording: str,
     *,
-    exit_code: int = 0,
+    exit_code: int | None = 0,
     stderr: str | None = None,
     record_argv: Path | None = None,
     kill: str = "",
 ) -> tuple[str, ...]:
     """A command that replays a recording as if it were the CLI; the driver's own
-    arguments go after the final ``--`` and are ignored (or recorded).
+    arguments go after the final ``--`` and are ignored (or recorded). ``exit_code``
+    None keeps a recording's own exit status (0 for plain JSONL).
 
     ``kill`` (a signal name such as ``"SIGTERM"``) ends the stand-in with that
     signal once the recording is written, as a CLI killed before its terminal
@@ -189,9 +204,9 @@ def replay_by_flag_command(
 
 
 def _replay_options(
-    recordings: Path, exit_code: int, stderr: str | None, record_argv: Path | None
+    recordings: Path, exit_code: int | None, stderr: str | None, record_argv: Path | None
 ) -> list[str]:
-    options = ["--exit-code", str(exit_code)]
+    options = [] if exit_code is None else ["--exit-code", str(exit_code)]
     if stderr is not None:
         options += ["--stderr", str(recordings / stderr)]
     if record_argv is not None:
@@ -227,50 +242,76 @@ def _stand_in(
     return (sys.executable, "-c", _STAND_IN, json.dumps(spec), "--")
 
 
+REPLAY_SETTINGS = "replay.json"
+"""The optional file, in a recordings folder, of per-recording exit codes and signals."""
+_SETTINGS_KEYS = frozenset({"exit_code", "signal", "stderr"})
+
+
+def recording_names(recordings: Path) -> list[str]:
+    """Every recording in the folder (``*.jsonl``), sorted: what the tests parametrize
+    over, so a new recording is picked up without editing a test."""
+    if not recordings.is_dir():
+        raise FileNotFoundError(f"recordings folder not found: {recordings}")
+    return sorted(path.name for path in recordings.glob("*.jsonl"))
+
+
 @dataclass(frozen=True)
-class Case:
-    """What one recording must give: transcript and payload kinds, output, outcome.
+class ReplaySettings:
+    """How the replay stand-in ends after playing one recording."""
 
-    ``session`` is the resume handle the recording names (a Claude Code session
-    id, a Codex thread id); ``failure`` a part of the failure message, None for
-    a success; ``stderr`` a recording of stderr to replay with it. ``signal``
-    ends the process with that signal after the recording (``exit_code`` is then
-    -1, as a killed process reports). ``usage``, when set, is the usage the run
-    must report (cost included); ``failure_metadata`` entries the failure's
-    metadata must hold.
-    """
-
-    recording: str
-    exit_code: int
-    items: tuple[str, ...]
-    payloads: tuple[str, ...]
-    output: str
-    succeeded: bool
-    session: str
-    failure: str | None
-    stderr: str | None = None
+    exit_code: int | None = None
+    """The exit status; None: a recording's own (``adaptertest record``), else 0."""
     signal: str = ""
-    usage: Usage | None = None
-    failure_metadata: dict[str, Any] = field(default_factory=dict)
+    """A signal name (``SIGTERM``): the stand-in kills itself with it, as a killed CLI."""
+    stderr: str | None = None
+    """A file in the recordings folder replayed as stderr."""
+
+
+def replay_settings(recordings: Path, recording: str) -> ReplaySettings:
+    """The exit code, signal and stderr of ``recording``: ``replay.json``'s entry, and
+    ``NAME.stderr.txt`` beside the recording unless the entry names another file."""
+    entry: dict[str, Any] = {}
+    settings = recordings / REPLAY_SETTINGS
+    if settings.is_file():
+        table = json.loads(settings.read_text(encoding="utf-8"))
+        if not isinstance(table, dict):
+            raise ValueError(f"{settings}: expected an object of recording names")
+        entry = table.get(recording, {})
+        if not isinstance(entry, dict) or not set(entry) <= _SETTINGS_KEYS:
+            raise ValueError(
+                f"{settings}: {recording!r} takes an object with keys from "
+                f"{sorted(_SETTINGS_KEYS)}, got {entry!r}"
+            )
+    stderr = entry.get("stderr")
+    if stderr is None:
+        beside = f"{recording.removesuffix('.jsonl')}.stderr.txt"
+        stderr = beside if (recordings / beside).is_file() else None
+    code = entry.get("exit_code")
+    return ReplaySettings(
+        exit_code=None if code is None else int(code),
+        signal=str(entry.get("signal", "")),
+        stderr=stderr,
+    )
 
 
 @dataclass(frozen=True)
 class Replay(Generic[DriverT]):
-    """A driver's recordings and cases, and how to build the driver around a command."""
+    """A driver's recordings folder, and how to build the driver around a command. Each
+    recording is replayed as :func:`replay_settings` says (its exit code, signal and
+    stderr)."""
 
     recordings: Path
-    cases: Sequence[Case]
     driver: Callable[[tuple[str, ...]], DriverT]
 
-    def case(self, recording: str) -> Case:
-        """The case of ``recording``."""
-        return next(case for case in self.cases if case.recording == recording)
+    def settings(self, recording: str) -> ReplaySettings:
+        """How ``recording`` is replayed (:func:`replay_settings`)."""
+        return replay_settings(self.recordings, recording)
 
     def command(
         self,
         recording: str,
         *,
-        exit_code: int = 0,
+        exit_code: int | None = 0,
         stderr: str | None = None,
         record_argv: Path | None = None,
         kill: str = "",
@@ -293,14 +334,14 @@ class Replay(Generic[DriverT]):
         request: Request | None = None,
         record_argv: Path | None = None,
     ) -> tuple[Response, RecordingSink, DriverT]:
-        """Run a driver whose CLI replays ``recording`` with its case's exit code and stderr."""
-        case = self.case(recording)
+        """Run a driver whose CLI replays ``recording`` with its exit code and stderr."""
+        how = self.settings(recording)
         command = self.command(
             recording,
-            exit_code=0 if case.signal else case.exit_code,
-            stderr=case.stderr,
+            exit_code=0 if how.signal else how.exit_code,
+            stderr=how.stderr,
             record_argv=record_argv,
-            kill=case.signal,
+            kill=how.signal,
         )
         driver = self.driver(command)
         sink = RecordingSink()
@@ -323,38 +364,6 @@ def parse_output(
     framer.feed(data)
     framer.flush()
     return parser, out, sink
-
-
-def check_parser_on_recording(
-    case: Case, recordings: Path, make_parser: Callable[[RunOutput], ParserT]
-) -> tuple[ParserT, RunOutput]:
-    """Kinds, output, handle and verdict of one recording, straight from the parser."""
-    data, recorded_stderr = recorded_output(recordings / case.recording)
-    parser, out, sink = parse_output(make_parser, data)
-    assert tuple(i.kind for i in out.transcript) == case.items
-    assert tuple(p.kind for p in sink.stream) == case.payloads
-    assert parser.output() == case.output
-    assert parser.succeeded is case.succeeded
-    assert parser.resume_id == case.session
-    stderr = (recordings / case.stderr).read_bytes() if case.stderr else recorded_stderr
-    outcome = ProcessOutcome(case.exit_code, case.signal, False, data, stderr)
-    failure = parser.failure(outcome, 60)
-    if case.usage is not None:
-        assert parser.usage == case.usage
-    if case.failure is None:
-        assert failure is None
-    else:
-        assert failure is not None
-        assert failure.code == FailureCode.AGENT_ERROR
-        assert case.failure in failure.message
-        assert failure.metadata["exit_code"] == case.exit_code
-        _check_metadata(failure.metadata, case)
-    return parser, out
-
-
-def _check_metadata(metadata: dict[str, Any], case: Case) -> None:
-    wanted = {**case.failure_metadata, **({"signal": case.signal} if case.signal else {})}
-    assert {key: metadata.get(key) for key in wanted} == wanted
 
 
 def check_parser_survives_odd_lines(
@@ -403,68 +412,68 @@ def structural_violations(
     return [str(v) for v in found]
 
 
-async def check_driver_on_recording(
-    replay: Replay[Any], case: Case, *, is_terminal_line: Callable[[str], bool]
+def recording_snapshot(snapshot: Any) -> Any:
+    """pytest's syrupy ``snapshot`` fixture, storing JSON files in the recordings folder
+    (``recordings/snapshots/<test file>/``), for a test's own snapshots."""
+    from adaptertest.snapshot import recording_snapshot as in_recordings
+
+    return in_recordings(snapshot)
+
+
+def check_recording(
+    replay: Replay[Any], recording: str, snapshot: Any, *, backends: Sequence[Backend] = BACKENDS
 ) -> None:
-    """The whole path on one recording: raw streams, chunks, transcript, stream shape,
-    outcome, checkpoint and the verbatim terminal line (the last one that
-    ``is_terminal_line``)."""
-    response, sink, driver = await replay.run(case.recording)
+    """The whole path on one recording, on each of ``backends``, against its snapshot.
+
+    The rules every run keeps are checked here (a legal stream, events, transcript,
+    outcome and checkpoint; the raw streams and chunks are the recording's bytes; one
+    terminal payload, matching the outcome; the terminal line verbatim); what this
+    driver made of the recording (transcript and stream kinds, output, usage, failure,
+    checkpoint) is the same on every backend and equals ``snapshot`` (pytest's syrupy
+    fixture), a JSON file beside the recordings (``recordings/snapshots/``).
+    ``python -m pytest --snapshot-update`` writes it for a new recording."""
+    results = {
+        backend: anyio.run(recording_result, replay, recording, backend=backend)
+        for backend in backends
+    }
+    first = results[backends[0]]
+    for backend, data in results.items():
+        assert data == first, f"{recording}: {backends[0]} and {backend} differ"
+    assert first == recording_snapshot(snapshot)
+
+
+async def recording_result(replay: Replay[Any], recording: str) -> dict[str, Any]:
+    """Run the driver on ``recording``, check the rules every run keeps, and return what
+    it made of the recording: the data :func:`check_recording` compares with the
+    snapshot."""
+    from adaptertest.snapshot import result_data
+
+    response, sink, driver = await replay.run(recording)
     assert structural_violations(driver, response, sink) == []
-    stdout, recorded_stderr = recorded_output(replay.recordings / case.recording)
+    stdout, recorded_stderr = recorded_output(replay.recordings / recording)
+    how = replay.settings(recording)
     raw = response.raw_streams
     assert raw is not None
     assert raw.stdout == stdout
-    stderr = (replay.recordings / case.stderr).read_bytes() if case.stderr else recorded_stderr
+    stderr = (replay.recordings / how.stderr).read_bytes() if how.stderr else recorded_stderr
     assert raw.stderr == stderr
     chunks = [e for e in sink.events if e.type == RunEventType.CHUNK and e.stream == "stdout"]
     assert b"".join(e.chunk for e in chunks) == stdout
-    assert response.exit_code == case.exit_code
-    assert response.signal == case.signal
-    assert response.output == case.output
-    if case.usage is not None:
-        assert response.usage == case.usage
-    assert [i.kind for i in response.transcript] == [
-        *case.items,
-        *(["failure"] if case.failure else []),
-    ]
     assert sink.stream[0].kind == StreamKind.RUN_STARTED
     assert sum(p.kind in TERMINALS for p in sink.stream) == 1
-    if case.failure is None:
-        assert response.failure is None
+    if response.failure is None:
         assert sink.stream[-1].kind == StreamKind.RUN_FINISHED
         assert sink.stream[-1].usage == response.usage
         assert response.checkpoint is not None
         assert response.checkpoint.valid
-        assert response.checkpoint.state is not None
-        assert response.checkpoint.state.resume_id == case.session
     else:
-        assert response.failure is not None
-        assert case.failure in response.failure.message
-        _check_metadata(response.failure.metadata, case)
+        assert response.transcript[-1].kind == "failure"
         assert sink.stream[-1].kind == StreamKind.RUN_ERROR
         assert sink.stream[-1].error == response.failure
         assert response.checkpoint is None
-    result_lines = [line for line in stdout.decode().splitlines() if is_terminal_line(line)]
-    if result_lines:
-        assert raw.terminal is not None
-        assert raw.terminal.raw_json == result_lines[-1]
-    else:
-        assert raw.terminal is None
-
-
-async def check_driver_on_both_backends(replay: Replay[Any], recording: str) -> None:
-    """Run on the current backend; a run cut off mid-tool closes its lifecycles in order."""
-    response, sink, driver = await replay.run(recording)
-    assert structural_violations(driver, response, sink) == []
-    if recording == "nonzero_exit.jsonl":
-        # The tool call never got its result: it and its step close before run.error.
-        kinds = [p.kind for p in sink.stream]
-        assert kinds[-3:] == [
-            StreamKind.TOOL_CALL_END,
-            StreamKind.STEP_FINISHED,
-            StreamKind.RUN_ERROR,
-        ]
+    if raw.terminal is not None:
+        assert raw.terminal.raw_json in stdout.decode("utf-8", "replace").splitlines()
+    return result_data(response, sink)
 
 
 def structured_request(
@@ -517,7 +526,8 @@ async def check_structured_refused(replay: Replay[Any], recording: str, problem:
     assert judged is not None
     assert not judged.valid
     assert judged.validation_errors
-    if replay.case(recording).succeeded:
+    plain, _, _ = await replay.run(recording)
+    if plain.failure is None:  # the CLI itself succeeded
         lenient = structured_request(on_invalid=StructuredOutputInvalidPolicy.RETURN_INVALID)
         returned, _, _ = await replay.run(recording, request=lenient)
         assert returned.failure is None
@@ -669,7 +679,9 @@ def conformance_options(
     """Suite options for a CLI driver whose ``config`` replays a successful run (and, with
     ``live_structured_output``, a structured one when the driver asks for it).
 
-    The seed session carries ``resume_id`` and the guard values the drivers store.
+    The seed session carries ``resume_id`` and the guard values the drivers store. A
+    replay carries no provider secret, so failures show the CLI's and the driver's own
+    words (``show_live_details``); secrets are masked all the same.
     """
     return Options(
         config=config,
@@ -692,6 +704,7 @@ def conformance_options(
         concurrent_runs=concurrent_runs,
         backend=backend,
         live_structured_output=live_structured_output,
+        show_live_details=True,
     )
 
 
@@ -740,33 +753,60 @@ _NEEDS_SUCCESS = frozenset({"LIV-02", "LIV-03", "RSP-04", "SES-09"})
 """Live-run clauses only a successful run can satisfy: skipped on a failed run."""
 
 
-def _failed_run_report(
-    factory: Callable[[], object], options: Options
-) -> tuple[dict[str, ClauseStatus], list[str]]:
-    report = adaptertest.check_driver(factory, options, only=LIVE_RUN_CLAUSES)
-    status = {r.clause: r.status for r in report.results}
-    return status, [m for r in report.results for m in r.messages]
+def _failed_run_report(factory: Callable[[], object], options: Options) -> ConformanceReport:
+    shown = dataclasses.replace(options, show_live_details=True)  # a replay holds no secret
+    return adaptertest.check_driver(factory, shown, only=LIVE_RUN_CLAUSES)
 
 
-def _check_judged_failure(status: dict[str, ClauseStatus], messages: list[str]) -> None:
+def _fail_with(report: ConformanceReport, clauses: Sequence[str], why: str) -> NoReturn:
+    """Fail the test with each named clause's whole message first, then ``why``."""
+    texts = [report.result(clause).describe() for clause in clauses]
+    pytest.fail("\n\n".join([*texts, why]), pytrace=False)
+
+
+def _check_only(report: ConformanceReport, allowed: set[str], why: str) -> None:
+    """No clause outside ``allowed`` fails; the first that does is shown whole."""
+    unexpected = [r.clause for r in report.results if r.status.is_failure]
+    unexpected = [clause for clause in unexpected if clause not in allowed]
+    if unexpected:
+        _fail_with(report, unexpected, f"{why}; also failed: {', '.join(unexpected)}")
+
+
+def _check_judged_failure(report: ConformanceReport) -> None:
     """Everything but LIV-01 and the success-only clauses was judged and passed."""
-    for clause in _NEEDS_SUCCESS:
-        assert status[clause] is ClauseStatus.SKIPPED, (clause, messages)
-        reason = next(m for m in messages if m.startswith(f"{clause} skipped"))
-        assert "the live run failed (" in reason, reason
+    for clause in sorted(_NEEDS_SUCCESS):
+        result = report.result(clause)
+        if result.status is not ClauseStatus.SKIPPED or not any(
+            "the live run failed (" in m for m in result.messages
+        ):
+            _fail_with(
+                report,
+                [clause],
+                f"{clause} needs a successful run: it must be skipped, naming the failure "
+                f"(it was {result.status.value})",
+            )
     judged = set(LIVE_RUN_CLAUSES) - _NEEDS_SUCCESS - {"LIV-01"}
-    not_passed = {c: status[c].value for c in judged if status[c] is not ClauseStatus.PASSED}
-    assert not not_passed, (not_passed, messages)
+    not_passed = [
+        r.clause
+        for r in report.results
+        if r.clause in judged and r.status is not ClauseStatus.PASSED
+    ]
+    if not_passed:
+        _fail_with(
+            report, not_passed, f"a failed run still judges these and they must pass: {not_passed}"
+        )
 
 
 def check_failed_run_fails_only_liv01(factory: Callable[[], object], options: Options) -> None:
     """A failed run fails LIV-01 and nothing else: its stream, run events, transcript and
     response are still judged and legal, FLR-01 finds that it failed cleanly, and only
-    the clauses that need a success are skipped, each naming the failure."""
-    status, messages = _failed_run_report(factory, options)
-    failed = {clause for clause, s in status.items() if s is ClauseStatus.FAILED}
-    assert failed == {"LIV-01"}, messages
-    _check_judged_failure(status, messages)
+    the clauses that need a success are skipped, each naming the failure. A clause that
+    breaks this is shown first, its message whole."""
+    report = _failed_run_report(factory, options)
+    _check_only(report, {"LIV-01"}, "a failed run must fail LIV-01 alone")
+    if not report.result("LIV-01").status.is_failure:
+        _fail_with(report, ["LIV-01"], "the run was meant to fail, and LIV-01 with it")
+    _check_judged_failure(report)
 
 
 def check_expected_failure_is_clean(
@@ -775,12 +815,13 @@ def check_expected_failure_is_clean(
     """With ``Options(live_expect_failure=reason)`` a failed run fails no clause: LIV-01
     is skipped, FLR-01 and every stream, event, transcript and response clause pass."""
     expecting = dataclasses.replace(options, live_expect_failure=reason)
-    status, messages = _failed_run_report(factory, expecting)
-    failed = {clause for clause, s in status.items() if s.is_failure}
-    assert not failed, messages
-    assert status["LIV-01"] is ClauseStatus.SKIPPED, messages
-    assert status["FLR-01"] is ClauseStatus.PASSED, messages
-    _check_judged_failure(status, messages)
+    report = _failed_run_report(factory, expecting)
+    _check_only(report, set(), "an expected failure must fail no clause")
+    if report.result("LIV-01").status is not ClauseStatus.SKIPPED:
+        _fail_with(report, ["LIV-01"], "an expected failure skips LIV-01")
+    if report.result("FLR-01").status is not ClauseStatus.PASSED:
+        _fail_with(report, ["FLR-01"], "FLR-01 must find the expected failure clean")
+    _check_judged_failure(report)
 
 
 @dataclass(frozen=True)
@@ -875,5 +916,6 @@ def failed_run_tests(
 def check_conformance_level(factory: Callable[[], object], options: Options, level: Level) -> None:
     """The whole suite reaches exactly ``level`` (every failing clause is shown if not)."""
     report = adaptertest.check_driver(factory, options)
-    failing = [r.describe() for r in report.results if r.status.is_failure]
-    assert report.level is level, (report.summary(), failing)
+    if report.level is not level:
+        failing = [r.clause for r in report.results if r.status.is_failure]
+        _fail_with(report, failing, f"expected level {level}, got: {report.summary()}")

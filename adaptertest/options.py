@@ -200,10 +200,19 @@ class Options:
     drift: Drift | None = None
     """The format-drift probe (DFT-01..03) for a CLI driver: its recordings and how to build
     it around a command; None turns it off. See :class:`Drift`."""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """Free-form facts about this run for reports and the matrix, such as
+    ``{"cli": "claude", "cli_version": "2.1.328"}``: non-blank names, string values."""
     model_requests: ModelRequests | None = None
     """What the model side of a live run received (for example ``lambda: emu.requests``
     with the model-API emulator): a callable returning every :class:`ModelRequest` so
     far. Enables the live checks that need the model side (SYS-02); None skips them."""
+    factory_ref: str | None = None
+    """``"module:attr"`` naming the factory, so a fresh interpreter can rebuild the driver
+    (SES-05, CAP-01 across processes); None derives it from a module-level factory."""
+    fresh_process: bool = True
+    """Check the guard and the session-config fingerprint again in a fresh interpreter
+    with another hash seed (SES-05, CAP-01); False skips that half."""
 
     def __post_init__(self) -> None:
         # Every field goes through its entry in FIELD_CHECKS; the first bad one raises.
@@ -369,10 +378,39 @@ def _known_failures(name: str, value: Any) -> Mapping[str, str]:
     return MappingProxyType(known)
 
 
+def _factory_ref(name: str, value: Any) -> str | None:
+    """None, or ``module:attr`` (the module a dotted name or a ``.py`` file path)."""
+    if value is None:
+        return None
+    module, _, attr = value.rpartition(":") if isinstance(value, str) else ("", "", "")
+    names = attr.split(".") if attr else []
+    dotted = module.endswith(".py") or all(p.isidentifier() for p in module.split("."))
+    if not module or not names or not dotted or not all(p.isidentifier() for p in names):
+        raise OptionsError(
+            name, "None or 'module:attr', such as 'yourpkg.module:new_driver'", value
+        )
+    ref: str = value
+    return ref
+
+
 def _drift(name: str, value: Any) -> Drift | None:
     if value is not None and not isinstance(value, Drift):
         raise OptionsError(name, "an adaptertest.Drift or None", value)
     return value
+
+
+def _labels(name: str, value: Any) -> Mapping[str, str]:
+    if not isinstance(value, Mapping):
+        raise OptionsError(name, "a mapping of label name to str, such as {'cli': 'claude'}", value)
+    labels = dict(value)
+    for key, text in labels.items():
+        if not isinstance(key, str) or not key.strip() or any(c in key for c in "=\n"):
+            raise OptionsError(
+                name, "a non-blank str with no '=' or newline", key, where=f"{name}: each key"
+            )
+        if not isinstance(text, str):
+            raise OptionsError(name, "a str", text, where=f"{name}[{key!r}]")
+    return MappingProxyType(labels)
 
 
 def _model_requests(name: str, value: Any) -> ModelRequests | None:
@@ -414,7 +452,10 @@ FIELD_CHECKS: dict[str, Check] = {
         _text(blank=False), "a non-blank str (why the run is expected to fail) or None"
     ),
     "drift": _drift,
+    "labels": _labels,
     "model_requests": _model_requests,
+    "factory_ref": _factory_ref,
+    "fresh_process": _flag,
 }
 """Field name -> its check. Every ``Options`` field has exactly one entry."""
 

@@ -4,8 +4,9 @@ pytest loads it in every run of an environment where the kit is installed, with 
 without the ``test`` extra, so importing it needs nothing but pytest (present, since
 pytest is loading it) and the standard library; the rest of the suite is imported only
 when its items run or a report is written. It registers the ``adaptertest`` marker and
-the ``--adaptertest-report`` option and otherwise stays inert until items made by
-:func:`adaptertest.test_driver` run, which cannot exist without the extra. Then it
+the ``--adaptertest-report``, ``--adaptertest-markdown`` and ``--adaptertest-show-details``
+options (the last also as ``ADAPTERTEST_SHOW_DETAILS=1``) and otherwise stays inert until
+items made by :func:`adaptertest.test_driver` run, which cannot exist without the extra. Then it
 
 - writes ``clause``, ``family`` and ``mode`` into each item's ``user_properties``
   (JUnit XML ``<property>`` elements, with no xunit2 warning);
@@ -40,6 +41,18 @@ REPORT_ATTRIBUTE = "adaptertest"
 """Name of the extra attribute on a kit item's ``TestReport`` (a JSON-able dict)."""
 PROPERTIES = ("clause", "family", "mode")
 """Marker keywords copied into ``user_properties``."""
+SHOW_DETAILS_OPTION = "--adaptertest-show-details"
+SHOW_DETAILS_ENV = "ADAPTERTEST_SHOW_DETAILS"
+"""Set to ``1`` (or ``true``/``yes``/``on``), it works as :data:`SHOW_DETAILS_OPTION`."""
+
+
+def show_details(config: pytest.Config) -> bool:
+    """Whether this run asked to see provider text (``--adaptertest-show-details`` or
+    ``ADAPTERTEST_SHOW_DETAILS=1``): every ``test_driver`` class then runs with
+    ``Options(show_live_details=True)``. Secrets stay masked either way."""
+    if config.getoption("adaptertest_show_details", default=False):
+        return True
+    return os.environ.get(SHOW_DETAILS_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -56,6 +69,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="append the report as Markdown (clause table and level) to FILE, e.g. "
         "$GITHUB_STEP_SUMMARY",
+    )
+    group.addoption(
+        SHOW_DETAILS_OPTION,
+        action="store_true",
+        default=False,
+        help="show provider text in the suite's failures (withheld by default; secrets stay "
+        f"masked); also {SHOW_DETAILS_ENV}=1",
     )
 
 
@@ -119,6 +139,11 @@ def _payload(item: pytest.Item, clause: str, when: str) -> dict[str, Any]:
     except Exception:  # noqa: BLE001 - the test itself already reported the error
         return payload
     payload["driver_type"] = suite.driver_type
+    run = getattr(suite, "run_info", None)
+    if callable(run):
+        from adaptertest.report_json import run_to_json
+
+        payload["run"] = run_to_json(run())
     payload["result"] = {
         "status": result.status.value,
         "messages": list(result.messages),
@@ -181,6 +206,7 @@ class DriverResults:
     nodeid: str
     name: str
     driver_type: str = ""
+    run: dict[str, Any] | None = None
     results: dict[str, ClauseResult] = field(default_factory=dict)
     duration: float = 0.0
 
@@ -189,6 +215,8 @@ class DriverResults:
         self.duration += report.duration
         if payload.get("driver_type"):
             self.driver_type = str(payload["driver_type"])
+        if isinstance(payload.get("run"), dict):
+            self.run = payload["run"]
         if report.when != "call" and report.passed:
             return
         result = _phase_result(clause, report, payload)
@@ -205,11 +233,13 @@ class DriverResults:
 
     def report(self) -> ConformanceReport:
         from adaptertest.report import ConformanceReport
+        from adaptertest.report_json import run_from_json
 
         return ConformanceReport(
             driver_type=self.driver_type,
             results=tuple(self.results.values()),
             duration=self.duration,
+            run=run_from_json(self.run),
         )
 
 

@@ -44,13 +44,12 @@ from pathlib import Path
 from types import FrameType
 from typing import BinaryIO
 
+from adaptertest._screen import MIN_SECRET as MIN_SECRET
 from adaptertest.recording import DEFAULT_MARKER, STDERR, STDOUT, Chunk, Recording
 from adaptertest.replay import exit_status, finish
-from driver.secret_names import is_secret_name
+from driver.secret_names import is_secret_name as is_secret_name
 
 PROG = "adaptertest record"
-MIN_SECRET = 4
-"""Values shorter than this are not replaced: ``"1"`` or ``"dev"`` would wreck the output."""
 HOME_MARKER = "~"
 DRAIN_SECONDS = 1.0
 """How long to keep reading after the command exits while a process it started still

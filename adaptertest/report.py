@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from adaptertest._screen import screen
 from adaptertest._violation import WITHHELD
 from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES, Clause, Mode
 
@@ -73,7 +74,7 @@ class ClauseResult:
                 line = line[len(prefix) :]
                 break
         more = len(self.messages) - 1
-        return f"{line} (+{more} more)" if more else line
+        return screen(f"{line} (+{more} more)" if more else line)
 
     @property
     def withheld(self) -> bool:
@@ -81,7 +82,7 @@ class ClauseResult:
         return any(WITHHELD in text for text in (*self.messages, *self.notes))
 
     def describe(self, rerun: str | None = None, details: str = DETAILS_HINT) -> str:
-        """A full failure/skip text: observations, the rule, and how to rerun.
+        """A full failure/skip text: observations, the rule, how to rerun, then notes.
 
         ``rerun`` is the command that runs this clause alone and ``details`` how to see
         withheld provider text; front ends pass their own (the CLI its command line,
@@ -92,11 +93,29 @@ class ClauseResult:
             shown.append(f"{self.clause}: ... and {more} more violation(s)")
         lines = shown or [f"{self.clause}: {self.status.value}"]
         lines.append(f"  rule: {self.info.rule}")
-        lines.extend(f"  note: {n}" for n in self.notes)
         lines.append(f"  rerun alone: {rerun or rerun_hint(self.clause)}")
         if self.withheld:
             lines.append(f"  details: {details}")
-        return "\n".join(lines)
+        # Notes (the live diagnostic, a driver traceback) come after the readable lines.
+        lines.extend(f"  note: {n}" for n in self.notes)
+        return screen("\n".join(lines))
+
+
+@dataclass(frozen=True, slots=True)
+class RunInfo:
+    """What a report says about the run itself, so runs can be set side by side (the matrix).
+
+    ``options`` holds the options that differ from their defaults, as text; ``labels``
+    what the caller named (``Options.labels``, ``check --label``), e.g. the CLI and its
+    version."""
+
+    started_at: str
+    """When the suite run started: ISO 8601, UTC, seconds."""
+    backend: str
+    driver_version: str | None = None
+    """The version of the distribution the driver's module comes from, when installed."""
+    options: Mapping[str, str] = field(default_factory=dict)
+    labels: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +126,7 @@ class ConformanceReport:
     results: tuple[ClauseResult, ...]
     duration: float = 0.0
     notes: tuple[str, ...] = field(default=())
+    run: RunInfo | None = None
 
     def __iter__(self) -> Iterator[ClauseResult]:
         return iter(self.results)

@@ -12,8 +12,9 @@ from importlib import resources
 from typing import Any, Literal
 
 from adaptertest import __version__
+from adaptertest._screen import screen
 from adaptertest.clauses import CLAUSES
-from adaptertest.report import ClauseResult, ConformanceReport
+from adaptertest.report import ClauseResult, ConformanceReport, RunInfo
 
 SCHEMA_VERSION = 1
 """Bumped whenever a field changes meaning or goes away (new optional fields keep it)."""
@@ -36,8 +37,8 @@ def clause_to_json(result: ClauseResult) -> dict[str, Any]:
         "mode": info.mode.value,
         "extension": info.extension,
         "status": result.status.value,
-        "messages": list(result.messages),
-        "notes": list(result.notes),
+        "messages": [screen(m) for m in result.messages],
+        "notes": [screen(n) for n in result.notes],
         "duration": round(max(result.duration, 0.0), 6),
     }
 
@@ -49,19 +50,46 @@ def driver_to_json(
     order = {c.id: i for i, c in enumerate(CLAUSES)}
     results = sorted(report.results, key=lambda r: order[r.clause])
     entry: dict[str, Any] = {
-        "name": name or report.driver_type,
-        "driver_type": report.driver_type,
+        "name": screen(name or report.driver_type),
+        "driver_type": screen(report.driver_type),
         "level": report.level.value if report.level is not None else None,
         "complete": report.complete,
         "ok": report.ok,
         "duration": round(max(report.duration, 0.0), 6),
         "counts": {status.value: n for status, n in report.counts().items()},
-        "notes": list(report.notes),
+        "notes": [screen(n) for n in report.notes],
         "clauses": [clause_to_json(r) for r in results],
     }
     if nodeid is not None:
         entry["nodeid"] = nodeid
+    if report.run is not None:
+        entry["run"] = run_to_json(report.run)
     return entry
+
+
+def run_to_json(run: RunInfo) -> dict[str, Any]:
+    """The ``run`` block of a driver entry."""
+    return {
+        "started_at": run.started_at,
+        "backend": run.backend,
+        "driver_version": run.driver_version,
+        "options": dict(run.options),
+        "labels": dict(run.labels),
+    }
+
+
+def run_from_json(block: Mapping[str, Any] | None) -> RunInfo | None:
+    """A ``run`` block read back; None for reports written before it existed."""
+    if not isinstance(block, Mapping):
+        return None
+    version = block.get("driver_version")
+    return RunInfo(
+        started_at=str(block.get("started_at", "")),
+        backend=str(block.get("backend", "")),
+        driver_version=str(version) if version is not None else None,
+        options={str(k): str(v) for k, v in dict(block.get("options") or {}).items()},
+        labels={str(k): str(v) for k, v in dict(block.get("labels") or {}).items()},
+    )
 
 
 def document(drivers: Iterable[Mapping[str, Any]], *, producer: Producer) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from adaptertest.report import ClauseResult, ClauseStatus, ConformanceReport
+from adaptertest.report_json import run_from_json
 
 STATUS_LABEL: dict[ClauseStatus, str] = {
     ClauseStatus.PASSED: "✅ passed",
@@ -65,6 +66,7 @@ def report_from_entry(entry: Mapping[str, Any]) -> ConformanceReport:
         results=results,
         duration=float(entry["duration"]),
         notes=tuple(entry["notes"]),
+        run=run_from_json(entry.get("run")),
     )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from adaptertest._depth import MAX_DEPTH, too_deep
 from adaptertest._shape import shape_problem
 from adaptertest._violation import Violation
 from adaptertest.trn import check_transcript_item
@@ -62,6 +63,21 @@ def verify_transcript_mirror(
     """
     emitted = _emitted_items(events)
     final = list(transcript or ())
+    deep = [
+        f"{side} item {index} is nested {depth} levels deep"
+        for side, items in (("emitted", emitted), ("transcript", final))
+        for index, item in enumerate(items)
+        if (depth := too_deep(item)) is not None
+    ]
+    if deep:
+        return [
+            Violation(
+                "RUN-04",
+                f"{'; '.join(deep[:3])}: the suite compares values nested at most "
+                f"{MAX_DEPTH} levels deep, so the mirror cannot be checked (cap or flatten "
+                "vendor data before putting it in an item)",
+            )
+        ]
     if emitted == final:
         return []
     first_difference = next(

@@ -23,7 +23,9 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TypeVar
 
+from adaptertest import _fresh as fresh
 from adaptertest._calls import describe_error, describe_hang
+from adaptertest._fresh import FreshResult
 from adaptertest._probe import ProbeContext
 from adaptertest._property import falsified_by_clause, falsified_for, property_settings
 from adaptertest.options import DEFAULT_SESSION_STATE
@@ -707,3 +709,58 @@ def probe_session_codec(ctx: ProbeContext) -> None:
     _check_generated(
         ctx, codec, seed, session_keys=options.session_keys, guard_keys=options.guard_keys
     )
+
+
+def check_fresh_guard(ctx: ProbeContext, found: FreshResult) -> None:
+    """SES-05 across processes: the guard a fresh interpreter (another hash seed) computed
+    for some params equals the guard this interpreter computes for the same params."""
+    # A missing or broken codec is the codec probe's to report (SES-01).
+    get_codec = ctx.method("session_codec")
+    outcome = ctx.attempt(get_codec, awaitable=False) if get_codec is not None else None
+    codec: Any = outcome.value if outcome is not None and outcome.ok else None
+    guard = getattr(codec, "guard_fingerprint", None)
+    if not callable(guard):
+        return
+    for problem in found.failures:
+        ctx.note(f"in a fresh interpreter, {problem}", clauses=["SES-05"])
+    ctx.judge("SES-05")
+    for raw, there in found.guards:
+        params = SessionParams.model_validate(raw)
+        label = "guard_fingerprint(params from a fresh interpreter)"
+        here = _SeedChecker(ctx).call("SES-05", label, guard, params, str)
+        if here != there:
+            keys = _keys(list(params.values))
+            ctx.fail(
+                "SES-05",
+                f"guard_fingerprint differs in a fresh interpreter (PYTHONHASHSEED="
+                f"{found.hash_seed}) for the same params (keys {keys}): {_short(here)} here vs "
+                f"{_short(there)} there; a guard must not depend on hash(), set order, id() "
+                "or anything else that changes when the host restarts",
+            )
+            return
+
+
+def probe_fresh_process(ctx: ProbeContext) -> None:
+    """The ``fresh_process`` probe: SES-05 and CAP-01 against a fresh interpreter's values.
+
+    Adds to the verdicts of the codec and capability probes; a driver without resume has
+    nothing to compare, and a skipped check is a note on both clauses.
+    """
+    from adaptertest.cap import check_fresh_fingerprint
+
+    if not ctx.descriptor.sessions.supports_resume:
+        return
+    found = fresh.for_suite(ctx.factory, ctx.options)
+    if found is None:
+        return
+    if isinstance(found, str) or found.error is not None:
+        why = (
+            found
+            if isinstance(found, str)
+            else f"not checked in a fresh interpreter: {found.error}"
+        )
+        for clause in ("SES-05", "CAP-01"):
+            ctx.note(f"{clause} {why}", clauses=[clause])
+        return
+    check_fresh_guard(ctx, found)
+    check_fresh_fingerprint(ctx, found)

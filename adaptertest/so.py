@@ -11,6 +11,7 @@ import functools
 import json
 from typing import Any
 
+from adaptertest._depth import MAX_DEPTH, too_deep
 from adaptertest._violation import Violation
 from driver.descriptor import (
     Descriptor,
@@ -260,8 +261,17 @@ def verify_structured_output_value(so: StructuredOutput | None) -> list[Violatio
                 )
             )
     if so.value is not None:
-        encoded = _encode_value(so.value)
-        if encoded is None:
+        depth = too_deep(so.value)
+        encoded = _encode_value(so.value) if depth is None else None
+        if depth is not None:
+            out.append(
+                Violation(
+                    "SO-02",
+                    f"structured_output.value is nested {depth} levels deep: the suite "
+                    f"encodes values nested at most {MAX_DEPTH} levels deep",
+                )
+            )
+        elif encoded is None:
             out.append(
                 Violation(
                     "SO-02",

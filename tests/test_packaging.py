@@ -358,3 +358,48 @@ def test_every_example_is_an_installable_package() -> None:
         native = any(d().descriptor().structured_output.json_schema_native for d in drivers)
         kit = "agent-driver-kit[clikit]" if native else "agent-driver-kit"
         assert pyproject["project"]["dependencies"] == [f"{kit}>=0.1.0,<0.2"], package.name
+
+
+@pytest.mark.slow
+def test_a_new_project_installs_and_passes_by_the_printed_next_steps(
+    kit_wheel: Path, wheelhouse: Path, tmp_path: Path
+) -> None:
+    """From an empty folder and a fresh venv with pip, the kit installed from its wheel:
+    the commands ``new`` prints, run as printed, install the cli project and pass."""
+    venv = tmp_path / "venv"
+    run(sys.executable, "-m", "venv", venv, timeout=INSTALL_TIMEOUT)
+    python = venv / "bin" / "python"
+    pip_install(python, wheelhouse, f"{kit_wheel}[test,trio]")
+    work = tmp_path / "empty"
+    work.mkdir()
+    env = {
+        **clean_env(),
+        "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+        # Offline: the printed pip commands find everything in the wheelhouse.
+        "PIP_NO_INDEX": "1",
+        "PIP_FIND_LINKS": str(wheelhouse),
+    }
+
+    def shell(script: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["bash", "-c", script],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=INSTALL_TIMEOUT * 2,
+            check=False,
+        )
+
+    new = shell("adaptertest new acme_cli --template cli")
+    assert new.returncode == 0, new.stderr
+    lines = new.stdout.splitlines()
+    steps = [line.strip() for line in lines[lines.index("next:") + 1 :]]
+    assert steps[0] == "cd acme_cli"
+    assert steps[1] == f"python -m pip install '{kit_wheel}[test,trio]'"
+    readme = (work / "acme_cli" / "README.md").read_text(encoding="utf-8")
+    assert "\n".join(steps[1:]) in readme
+    done = shell(" && ".join(steps))
+    assert done.returncode == 0, f"{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+    assert " passed" in done.stdout
+    assert " failed" not in done.stdout

@@ -9,8 +9,10 @@ declares more (model aliases, structured output) overrides :meth:`~CLIDriver.des
 from __future__ import annotations
 
 import contextlib
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from pathlib import Path
 from typing import ClassVar, Generic, TypeVar
 
 import anyio.lowlevel
@@ -34,9 +36,10 @@ from driver import (
     canonical_session_config_fingerprint,
 )
 from driver.clikit._codec import ResumeCodec
-from driver.clikit._config import CLIConfig
+from driver.clikit._config import CLIConfig, masked_env
 from driver.clikit._emit import RunOutput
 from driver.clikit._probes import cli_config_schema, program_report
+from driver.clikit._process import TERMINAL_GRACE_SECONDS
 from driver.clikit._structured import NativeSchema, native_schema, schema_file
 from driver.clikit._turn import StreamParser, run_turn
 
@@ -70,6 +73,15 @@ class CLIDriver(ABC, Generic[ConfigT]):
     schema_in_file: ClassVar[bool] = False
     """The CLI reads a native output schema from a file (a temporary one is written for
     the run and removed after it), not from its command line."""
+    supported_cli_versions: ClassVar[str] = ""
+    """The CLI releases this driver supports, as a range such as ``">=2.1.323,<2.2"``;
+    empty means undeclared. ``adaptertest sweep --supported MODULE:CLASS`` marks the
+    releases outside it."""
+
+    terminal_grace: ClassVar[float] = TERMINAL_GRACE_SECONDS
+    """Seconds the CLI may keep running after its terminal line (background tasks, MCP
+    servers) before it is ended; the run keeps what the terminal line says, and the
+    response's metadata notes the end (``ended_after_terminal``)."""
     system_prompt_flags: ClassVar[tuple[str, ...]] = ()
     """Options of the CLI that set its own system prompt (``--system-prompt`` ...): an
     ``extra_args`` entry equal to one, or starting with one, makes a run with an appended
@@ -190,8 +202,37 @@ class CLIDriver(ABC, Generic[ConfigT]):
         return ResumeCodec(self.driver_type)
 
     def session_config_fingerprint(self) -> str:
-        """Fingerprint the whole construction config under the codec's domain (CAP-01)."""
-        return canonical_session_config_fingerprint(self.fingerprint_domain, self._config)
+        """Fingerprint the construction config under the codec's domain (CAP-01).
+
+        Every field counts, but of ``env`` only the names of secret-named variables
+        (:func:`driver.is_secret_name`): a rotated API key must not orphan every stored
+        session, and the fingerprint, stored with each session, must not carry a
+        function of the key. The inherited environment is the host's, not the config's,
+        and does not count.
+        """
+        config = self._config
+        if config.env:
+            config = config.model_copy(update={"env": masked_env(config.env)})
+        return canonical_session_config_fingerprint(self.fingerprint_domain, config)
+
+    # -- the process's environment --------------------------------------------------------
+
+    def home_env(self, home: Path) -> dict[str, str]:
+        """The variables that point the CLI at ``home`` (``CLIConfig.home``).
+
+        Default: ``{"HOME": home}``. A driver whose CLI reads a variable of its own
+        (a config directory) overrides this.
+        """
+        return {"HOME": str(home)}
+
+    def process_env(self, config: ConfigT) -> dict[str, str]:
+        """The environment the CLI is started with: the inherited one, then
+        :meth:`home_env` when ``config.home`` is set, then ``config.env`` (last wins)."""
+        env = dict(os.environ)
+        if config.home:
+            env.update(self.home_env(Path(config.home)))
+        env.update(config.env)
+        return env
 
     # -- the run --------------------------------------------------------------------------
 
@@ -224,10 +265,12 @@ class CLIDriver(ABC, Generic[ConfigT]):
                 driver_type=self.driver_type,
                 argv=argv,
                 cwd=request.workspace.cwd or config.cwd,
+                env=self.process_env(config),
                 model=model,
                 timeout=config.timeout,
                 parser=lambda out: self.stream_parser(out, model=model),
                 structured=native is not None,
+                terminal_grace=self.terminal_grace,
             )
 
     def _with_system_prompt(

@@ -28,7 +28,8 @@ def program_report(driver_type: str, program: str, install_hint: str) -> Environ
 
 
 def cli_config_schema(*, program: str, extra_args_hint: str, timeout: float) -> ConfigSchema:
-    """The host-facing form of a CLI driver config (command, model, cwd, flags, timeout)."""
+    """The host-facing form of a CLI driver config (command, model, cwd, flags, timeout,
+    environment, home)."""
     return ConfigSchema(
         fields=(
             ConfigField(
@@ -55,6 +56,23 @@ def cli_config_schema(*, program: str, extra_args_hint: str, timeout: float) -> 
                 type="number",
                 group="execution",
                 default=timeout,
+            ),
+            ConfigField(
+                name="env",
+                label="Environment",
+                type="textarea",
+                group="execution",
+                description="Variables set for the CLI over the inherited environment "
+                "(a mapping in the config). Values of secret-named variables are never shown.",
+                hint="one NAME=VALUE per line",
+            ),
+            ConfigField(
+                name="home",
+                label="Home directory",
+                type="text",
+                group="execution",
+                description="An absolute directory the CLI keeps its config and sessions "
+                "under; empty uses the inherited home.",
             ),
         )
     )

@@ -88,6 +88,19 @@ WRONG: dict[str, list[tuple[Any, str]]] = {
         ("success.jsonl", "an adaptertest.Drift or None"),
         (True, "an adaptertest.Drift or None"),
     ],
+    "labels": [
+        (["cli=claude"], "a mapping of label name to str"),
+        ({"": "x"}, "a non-blank str with no '=' or newline"),
+        ({"a=b": "x"}, "a non-blank str with no '=' or newline"),
+        ({"cli": 2}, "a str"),
+    ],
+    "factory_ref": [
+        ("new_driver", "None or 'module:attr'"),
+        ("pkg.mod:", "None or 'module:attr'"),
+        ("pkg mod:new", "None or 'module:attr'"),
+        (3, "None or 'module:attr'"),
+    ],
+    "fresh_process": [(1, "a bool"), ("yes", "a bool")],
     "model_requests": [
         ([], "a callable taking no arguments"),
         ("emu.requests", "a callable taking no arguments"),
@@ -129,6 +142,9 @@ RIGHT: dict[str, tuple[Any, Any]] = {
     "concurrent_runs": (2, 2),
     "live_expect_failure": ("a replayed 429", "a replayed 429"),
     "drift": (DRIFT, DRIFT),
+    "labels": ({"cli": "claude"}, {"cli": "claude"}),
+    "factory_ref": ("pkg.mod:Factory.new", "pkg.mod:Factory.new"),
+    "fresh_process": (False, False),
     "model_requests": (_no_requests, _no_requests),
 }
 
@@ -178,7 +194,7 @@ def test_legal_values_are_stored_normalized(name: str) -> None:
     given, stored = RIGHT[name]
     options = Options(**{name: given})
     assert getattr(options, name) == stored
-    assert type(getattr(options, name)) is type(stored) or name == "known_failures"
+    assert type(getattr(options, name)) is type(stored) or name in ("known_failures", "labels")
 
 
 def test_known_failures_are_stored_read_only() -> None:

@@ -181,8 +181,8 @@ def test_cli_template_renames_every_mycli_name() -> None:
         for p in (CLI_TEMPLATE / part).rglob("*")
         if p.is_file() and "__pycache__" not in p.parts
     )
-    expected = [p.replace("mycli_driver/", "acme_cli/") for p in template]
-    expected = [p.replace("test_mycli_driver", "test_acme_cli_driver") for p in expected]
+    expected = [p.replace("test_mycli_driver", "test_acme_cli_driver") for p in template]
+    expected = [p.replace("mycli_driver/", "acme_cli/") for p in expected]
     assert sorted(project) == sorted([*expected, "README.md", "pyproject.toml"])
     assert leftovers(project, "mycli") == []
     assert leftovers(project, "reference") == []
@@ -225,7 +225,7 @@ def test_new_command_writes_the_project_and_prints_the_next_step(
     target = tmp_path / "work" / "acme"
     assert main(["new", "acme", "--template", "cli", "--dir", str(target)]) == 0
     out = capsys.readouterr().out
-    assert f"wrote 13 files to {target} (cli template)" in out
+    assert f"wrote 18 files to {target} (cli template)" in out
     assert "python -m pip install -e '.[test]' && python -m pytest" in out
     assert (target / "acme" / "_parser.py").is_file()
     assert (target / "tests" / "test_conformance.py").is_file()

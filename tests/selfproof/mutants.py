@@ -163,8 +163,10 @@ SMOKE_EXAMPLES = 2
 # No live mutant takes long, so a hang fails within seconds rather than minutes.
 LIVE_TIMEOUT = 10.0
 
-BASELINE = Options(max_examples=SMOKE_EXAMPLES, live_run_timeout=LIVE_TIMEOUT)
-"""What every mutant's options start from (and what the table leaves out)."""
+BASELINE = Options(max_examples=SMOKE_EXAMPLES, live_run_timeout=LIVE_TIMEOUT, fresh_process=False)
+"""What every mutant's options start from (and what the table leaves out). The
+fresh-interpreter check costs a process start per mutant, so only the mutants it is about
+(and the positive controls) turn it on."""
 
 
 def _opts(**changes: Any) -> Options:
@@ -204,6 +206,7 @@ CONTROL_MODEL = ReferenceModel()
 
 
 FULL_OPTIONS = _opts(
+    fresh_process=True,
     max_examples=CODEC_EXAMPLES,
     config=ReferenceConfig(cwd="project"),
     session_state=_SEED,
@@ -462,6 +465,23 @@ class UnstableConfigFingerprint(ReferenceDriver):
 
     def session_config_fingerprint(self) -> str:
         return f"{super().session_config_fingerprint()}-{next(self._calls)}"
+
+
+class _RetryPolicy:
+    """A config default without a __repr__ of its own."""
+
+    attempts = 3
+
+
+_DEFAULT_RETRY = _RetryPolicy()
+
+
+class FingerprintWithDefaultRepr(ReferenceDriver):
+    """Folds the retry policy into the fingerprint by its repr: the object's address."""
+
+    def session_config_fingerprint(self) -> str:
+        text = f"{super().session_config_fingerprint()}|retry={_DEFAULT_RETRY!r}"
+        return hashlib.sha256(text.encode()).hexdigest()
 
 
 class SkillsWithoutMode(ReferenceDriver):
@@ -724,6 +744,29 @@ class _GuardNeedsData(ReferenceSessionCodec):
 
 class GuardInInsertionOrder(_Codec):
     codec = _GuardInInsertionOrder
+
+
+class _GuardOnStrHash(ReferenceSessionCodec):
+    def guard_fingerprint(self, params: SessionParams) -> str:
+        text = "\n".join(f"{k}={params.values[k]}" for k in sorted(params.values))
+        return format(hash(f"{params.resume_id}\n{text}") & 0xFFFFFFFFFFFFFFFF, "016x")
+
+
+class _GuardFromKeySet(ReferenceSessionCodec):
+    def guard_fingerprint(self, params: SessionParams) -> str:
+        digest = hashlib.sha256(params.resume_id.encode())
+        # Sorted, then filtered into a set: the set's order is the hash seed's, not sorted.
+        for key in {k for k in sorted(params.values) if not k.startswith("_")}:
+            digest.update(f"{key}={params.values[key]}\n".encode())
+        return digest.hexdigest()
+
+
+class GuardOnStrHash(_Codec):
+    codec = _GuardOnStrHash
+
+
+class GuardFromKeySet(_Codec):
+    codec = _GuardFromKeySet
 
 
 class GuardEmptyWithoutData(_Codec):
@@ -1095,6 +1138,78 @@ class _CurrentRunSink:
         self._sink().emit_stream(payload)
 
 
+class _OneBufferSink:
+    """Streams every text delta through one payload object, refilled before each emit
+    and cleared after it."""
+
+    def __init__(self, sink: EventSink) -> None:
+        self._sink = sink
+        self._buffer: StreamPayload | None = None
+
+    def emit(self, event: RunEvent) -> None:
+        self._sink.emit(event)
+
+    def emit_stream(self, payload: StreamPayload) -> None:
+        if payload.kind != StreamKind.TEXT_CONTENT:
+            self._sink.emit_stream(payload)
+            return
+        if self._buffer is None:
+            self._buffer = payload.model_copy()
+        self._buffer.delta = payload.delta
+        self._sink.emit_stream(self._buffer)
+        self._buffer.delta = ""  # ready for the next chunk
+
+
+class ReusesOnePayload(ReferenceDriver):
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        return await super().run(request, _OneBufferSink(sink))
+
+
+class _EarlyItemSink:
+    """Emits the assistant item on its first character, then completes it in place."""
+
+    def __init__(self, sink: EventSink) -> None:
+        self._sink = sink
+
+    def emit(self, event: RunEvent) -> None:
+        item = event.item
+        if item is None or item.kind != TranscriptKind.ASSISTANT or len(item.text) < 2:
+            self._sink.emit(event)
+            return
+        full = item.text
+        item.text = full[:1]
+        self._sink.emit(event)
+        item.text = full  # the same object is in the transcript: it ends complete
+
+    def emit_stream(self, payload: StreamPayload) -> None:
+        self._sink.emit_stream(payload)
+
+
+class CompletesItemAfterEvent(ReferenceDriver):
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        return await super().run(request, _EarlyItemSink(sink))
+
+
+class SharesCheckpointState(ReferenceDriver):
+    """Keeps one SessionState on the instance and hands it out in every checkpoint."""
+
+    def __init__(self, config: ReferenceConfig | None = None) -> None:
+        super().__init__(config)
+        self._state: SessionState | None = None
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        response = await super().run(request, sink)
+        checkpoint = response.checkpoint
+        if checkpoint is None or checkpoint.state is None:
+            return response
+        if self._state is None:
+            self._state = checkpoint.state
+        else:
+            self._state.resume_id = checkpoint.state.resume_id
+        checkpoint.state = self._state
+        return response
+
+
 class SinkKeptOnSelf(ReferenceDriver):
     current_sink: EventSink | None = None
 
@@ -1450,6 +1565,14 @@ MUTANTS: tuple[Mutant, ...] = (
         _opts(),
     ),
     Mutant(
+        "FingerprintWithDefaultRepr",
+        "CAP-01",
+        "session_config_fingerprint() includes a config default's repr, which is its "
+        "memory address: equal across instances, different in the next process",
+        FingerprintWithDefaultRepr,
+        _opts(fresh_process=True),
+    ),
+    Mutant(
         "SkillsWithoutMode",
         "CAP-02",
         "declares skills.supported with no sync mode",
@@ -1602,6 +1725,22 @@ MUTANTS: tuple[Mutant, ...] = (
         "whose values were inserted in another order get another guard",
         GuardInInsertionOrder,
         _codec(),
+    ),
+    Mutant(
+        "GuardOnStrHash",
+        "SES-05",
+        "guard_fingerprint is Python's hash() of the params text: stable in one interpreter, "
+        "different after a restart (PYTHONHASHSEED)",
+        GuardOnStrHash,
+        _codec(fresh_process=True),
+    ),
+    Mutant(
+        "GuardFromKeySet",
+        "SES-05",
+        "guard_fingerprint sorts the keys, then filters them into a set and hashes in the "
+        "set's order, which changes with the interpreter's hash seed",
+        GuardFromKeySet,
+        _codec(fresh_process=True),
     ),
     Mutant(
         "GuardEmptyWithoutData",
@@ -1943,6 +2082,30 @@ MUTANTS: tuple[Mutant, ...] = (
         "keeps the current run's sink on the shared instance, so overlapping runs emit "
         "into the last-started run's sink",
         SinkKeptOnSelf,
+        _live(concurrent_runs=3),
+    ),
+    # --- RCV ---
+    Mutant(
+        "ReusesOnePayload",
+        "RCV-01",
+        "streams every text delta through one payload object, refilled before each emit and "
+        "cleared after it (the stream clauses judge what was emitted: no empty delta)",
+        ReusesOnePayload,
+        _live(),
+    ),
+    Mutant(
+        "CompletesItemAfterEvent",
+        "RCV-01",
+        "emits the assistant item on its first character, then completes its text in place",
+        CompletesItemAfterEvent,
+        _live(),
+    ),
+    Mutant(
+        "SharesCheckpointState",
+        "RCV-02",
+        "keeps one SessionState on the instance and hands it out in every run's checkpoint, "
+        "so concurrent responses share (and overwrite) it",
+        SharesCheckpointState,
         _live(concurrent_runs=3),
     ),
     # --- breaks on the live path: each names its clause without any opt-in ---

@@ -33,10 +33,10 @@ so sessions stored under the old meaning stop matching."""
 class MycliConfig(CLIConfig):
     """What the driver is built with; frozen so a running driver cannot see it change.
 
-    The fields (``command``, ``cwd``, ``model``, ``extra_args``, ``timeout``) are
-    ``driver.clikit.CLIConfig``'s; add the CLI's own settings here. The
-    session-config fingerprint covers every field. Tests swap ``command`` for the
-    kit's replay stand-in.
+    The fields (``command``, ``cwd``, ``model``, ``extra_args``, ``timeout``, ``env``,
+    ``home``) are ``driver.clikit.CLIConfig``'s; add the CLI's own settings here. The
+    session-config fingerprint covers every field but the values of secret-named
+    ``env`` variables. Tests swap ``command`` for the kit's replay stand-in.
     """
 
     command: tuple[str, ...] = Field(default=DEFAULT_COMMAND, min_length=1)

@@ -12,7 +12,7 @@ import dataclasses
 import adaptertest
 from adaptertest import Drift
 from adaptertest import clikit as testing
-from mycli_driver import MycliConfig, adaptertest_options, new_mycli_driver
+from mycli_driver import MycliConfig, MycliDriver, adaptertest_options, new_mycli_driver
 
 RECORDINGS = testing.recordings_dir(__file__)
 
@@ -23,12 +23,25 @@ def replay_config(recording: str, exit_code: int = 0) -> MycliConfig:
 
 
 SUCCESS = replay_config("success.jsonl")
-# Two concurrent runs on one instance, too (CON-01): cheap with a replayed CLI.
+# Two concurrent runs on one instance, too (CON-01): cheap with a replayed CLI. A replay
+# holds no provider secret, so failures show the CLI's and the driver's own words.
 OPTIONS = dataclasses.replace(
-    adaptertest_options(), config=SUCCESS, live_run=True, concurrent_runs=2
+    adaptertest_options(),
+    config=SUCCESS,
+    live_run=True,
+    concurrent_runs=2,
+    show_live_details=True,
 )
 
-TestMycliDriver = adaptertest.test_driver(lambda: new_mycli_driver(SUCCESS), OPTIONS)
+
+def replayed_driver() -> MycliDriver:
+    """The driver under test. A module-level factory, not a lambda: the suite rebuilds it by
+    name in a fresh interpreter to check that the guard and the session-config
+    fingerprint survive a restart (SES-05, CAP-01)."""
+    return new_mycli_driver(SUCCESS)
+
+
+TestMycliDriver = adaptertest.test_driver(replayed_driver, OPTIONS)
 
 
 # Failed runs: each fails only LIV-01 (its stream, events and transcript still judged);
@@ -55,5 +68,6 @@ DRIFT = Drift(
     driver=lambda command: new_mycli_driver(MycliConfig(command=command)),
 )
 TestMycliDriverUnderDrift = adaptertest.test_driver(
-    lambda: new_mycli_driver(SUCCESS), adaptertest.Options(config=SUCCESS, drift=DRIFT)
+    replayed_driver,
+    adaptertest.Options(config=SUCCESS, drift=DRIFT, show_live_details=True),
 )

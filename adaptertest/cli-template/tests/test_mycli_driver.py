@@ -4,7 +4,9 @@ Parser tests feed a recording straight into the parser; driver tests run the
 whole path, the process included, with the kit's replay stand-in as the CLI, so
 mycli need not be installed. The checks are the kit's shared ones for drivers
 built on ``driver.clikit`` (``adaptertest.clikit``); this file gives them this
-CLI's data. Record a run of every kind you meet and add its ``Case``.
+CLI's data. Record a run of every kind you meet into ``recordings/`` and run
+``python -m pytest --snapshot-update``: each recording's result is kept as a reviewed
+snapshot in ``recordings/snapshots/``; review the diff, there is no test to edit.
 """
 
 from __future__ import annotations
@@ -12,10 +14,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from syrupy.assertion import SnapshotAssertion
 
 from adaptertest import clikit as testing
-from adaptertest.clikit import REASONING, TEXT, TOOL, Case, Replay
-from driver import Request, SessionContext, SessionState, Usage
+from driver import Request, SessionContext, SessionState
 from mycli_driver import (
     MYCLI_DRIVER_TYPE,
     MycliConfig,
@@ -25,51 +27,21 @@ from mycli_driver import (
 )
 
 RECORDINGS = testing.recordings_dir(__file__)
-
-CASES = [
-    Case(
-        recording="success.jsonl",
-        exit_code=0,
-        items=("init", "thinking", "assistant", "result"),
-        payloads=(*REASONING, *TEXT),
-        output="OK",
-        succeeded=True,
-        session="7d1e4a90-2c5b-4f8e-9a36-5b0c8d2f1e47",
-        failure=None,
-        usage=Usage(input_tokens=182, cached_input_tokens=120, output_tokens=9),
-    ),
-    Case(
-        recording="tool_use.jsonl",
-        exit_code=0,
-        items=("init", "thinking", "tool_call", "tool_result", "stdout", "assistant", "result"),
-        payloads=(*REASONING, *TOOL, *TEXT),
-        output="The project is called demo.",
-        succeeded=True,
-        session="c3a85f12-6e07-4b9d-8f21-0d4e7b9a6c53",
-        failure=None,
-    ),
-    Case(
-        recording="error.jsonl",
-        exit_code=1,
-        items=("init", "assistant", "result"),
-        payloads=TEXT,
-        output="Let me look at the failing test.",
-        succeeded=False,
-        session="5e92b7d0-1a4c-4c63-b8f5-3f0a6d1c9e28",
-        failure="rate limit reached",
-        failure_metadata={"status": "error"},
-    ),
-]
-
-REPLAY = Replay(RECORDINGS, CASES, lambda command: MycliDriver(MycliConfig(command=command)))
+REPLAY = testing.Replay(RECORDINGS, lambda command: MycliDriver(MycliConfig(command=command)))
 
 
-# -- the parser, one recording at a time -----------------------------------------------------
+# -- every recording, against its reviewed snapshot ---------------------------------------------
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.recording)
-def test_parser_on_recording(case: Case) -> None:
-    testing.check_parser_on_recording(case, RECORDINGS, MycliStreamParser)
+@pytest.mark.parametrize("recording", testing.recording_names(RECORDINGS))
+def test_recording(recording: str, snapshot: SnapshotAssertion) -> None:
+    """What the driver makes of each recording (kinds, output, usage, failure,
+    checkpoint), on asyncio and trio, equals ``recordings/snapshots/``;
+    ``--snapshot-update`` rewrites it."""
+    testing.check_recording(REPLAY, recording, snapshot)
+
+
+# -- the parser on lines no recording has -------------------------------------------------------
 
 
 def test_parser_survives_corrupt_and_odd_lines() -> None:
@@ -83,14 +55,6 @@ def test_parser_survives_corrupt_and_odd_lines() -> None:
 
 
 # -- the driver, through a replayed process ----------------------------------------------------
-
-
-@pytest.mark.anyio
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.recording)
-async def test_driver_on_recording(case: Case) -> None:
-    await testing.check_driver_on_recording(
-        REPLAY, case, is_terminal_line=lambda line: '"type":"result"' in line
-    )
 
 
 @pytest.mark.anyio
@@ -144,11 +108,13 @@ def test_config_validation() -> None:
     )
 
 
-def test_descriptor_and_stream_capability_are_honest() -> None:
+def test_descriptor_and_stream_capability_are_honest(snapshot: SnapshotAssertion) -> None:
+    capability = MycliDriver().stream_capability()
     models = testing.check_descriptor_and_stream_capability(
-        MycliDriver, MycliConfig(model="mycli-large"), MYCLI_DRIVER_TYPE
+        MycliDriver, MycliConfig(model="mycli-large"), MYCLI_DRIVER_TYPE, capability=capability
     )
-    assert models == ["mycli-large"]
+    declared = {"models": models, "stream_capability": capability.model_dump(mode="json")}
+    assert declared == testing.recording_snapshot(snapshot)
 
 
 @pytest.mark.anyio

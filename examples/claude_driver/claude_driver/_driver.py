@@ -8,6 +8,7 @@ the command line and the parser.
 from __future__ import annotations
 
 import contextlib
+from pathlib import Path
 
 from claude_driver._config import (
     CLAUDE_DRIVER_TYPE,
@@ -70,6 +71,7 @@ class ClaudeDriver(CLIDriver[ClaudeConfig]):
 
     driver_type = CLAUDE_DRIVER_TYPE
     fingerprint_domain = FINGERPRINT_DOMAIN
+    supported_cli_versions = ">=2.1.323"
     install_hint = "install Claude Code or set ClaudeConfig.command"
     system_prompt_flags = ("--append-system-prompt", "--system-prompt")
 
@@ -119,6 +121,11 @@ class ClaudeDriver(CLIDriver[ClaudeConfig]):
     def stream_parser(self, out: RunOutput, *, model: str) -> ClaudeStreamParser:
         """A stream-json parser; the model comes from the CLI's ``system/init`` line."""
         return ClaudeStreamParser(out)
+
+    def home_env(self, home: Path) -> dict[str, str]:
+        """Claude Code keeps its settings, sessions and ``.claude.json`` in
+        ``CLAUDE_CONFIG_DIR`` (by default ``~/.claude``): ``<home>/.claude``."""
+        return {"CLAUDE_CONFIG_DIR": str(home / ".claude")}
 
 
 def _schema() -> ConfigSchema:

@@ -57,7 +57,7 @@ TestClaudeDriverOnTrio = adaptertest.test_driver(
     new_driver, adaptertest_options("trio", drift=False)
 )
 TestClaudeDriverUnderDrift = adaptertest.test_driver(
-    new_driver, adaptertest.Options(config=LIVE, drift=DRIFT)
+    new_driver, adaptertest.Options(config=LIVE, drift=DRIFT, show_live_details=True)
 )
 
 

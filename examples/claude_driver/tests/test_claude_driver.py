@@ -11,15 +11,15 @@ in ``adaptertest.clikit``; this file gives them Claude Code's data.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import stat
 from pathlib import Path
 
 import pytest
+from syrupy.assertion import SnapshotAssertion
 
 from adaptertest import RecordingSink
 from adaptertest import clikit as testing
-from adaptertest.clikit import TEXT, TOOL, Case, Replay
+from adaptertest.clikit import Replay
 from adaptertest.recording import Chunk, Recording
 from claude_driver import (
     CLAUDE_DRIVER_TYPE,
@@ -55,269 +55,19 @@ def usage(fresh: int, read: int, write: int, output: int, cost_milli: int) -> Us
     )
 
 
-RETRIES_529 = {"last_retry_status": 529, "last_retry_error": "overloaded_error"}
-
-CASES = [
-    Case(
-        "success.jsonl",
-        0,
-        ("init", "assistant", "result"),
-        ("step.started", *TEXT, "step.finished"),
-        "OK",
-        True,
-        "3f9b6c1e-58d2-4a7f-9e0b-c4d21a8f6e53",
-        None,
-        usage=usage(3, 14020, 2210, 5, 13),  # total_cost_usd 0.0129
-    ),
-    Case(
-        "tool_use.jsonl",
-        0,
-        (
-            "init",
-            "assistant",
-            "tool_call",
-            "tool_result",
-            "tool_call",
-            "tool_call",
-            "tool_result",
-            "assistant",
-            "tool_result",
-            "assistant",
-            "result",
-        ),
-        (
-            "step.started",
-            *TEXT,
-            *TOOL,
-            "step.finished",
-            "step.started",
-            "tool_call.start",  # Task: stays open while its subagent works
-            *TOOL,  # the subagent's Bash call
-            *TEXT,  # the subagent's answer
-            "tool_call.result",
-            "tool_call.end",
-            "step.finished",
-            "step.started",
-            *TEXT,
-            "step.finished",
-        ),
-        "There are 3 stray print() calls: two in src/app.py (both by Dana Ortiz) and one in "
-        "src/util/io.py (by Lee Park).",
-        True,
-        "b6e04d2a-1c97-4f58-8a3e-9d05f7c2b184",
-        None,
-        usage=usage(27, 61350, 1840, 412, 49),
-    ),
-    Case(
-        "thinking.jsonl",
-        0,
-        ("init", "thinking", "tool_call", "tool_result", "assistant", "result"),
-        (
-            "step.started",
-            "reasoning.start",
-            "reasoning.content",
-            "reasoning.end",
-            *TOOL,
-            "step.finished",
-            "step.started",  # signature-only thinking adds nothing
-            *TEXT,
-            "step.finished",
-        ),
-        "The server listens on port 8081 (config.toml, [server] section).",
-        True,
-        "5a13e8f0-6d2c-4b97-b1e4-08c9f3a7d625",
-        None,
-        usage=usage(11, 29800, 0, 143, 22),
-    ),
-    Case(
-        "error_result.jsonl",
-        1,
-        ("init", "system", "system", "system", "result"),
-        ("claude.api_retry", "claude.api_retry", "claude.api_error"),
-        "",
-        False,
-        "c0d7f2b9-3e16-4a85-9c4f-71b2e8d0a3f6",
-        "API Error: 529 Overloaded",
-        usage=Usage(),  # modelUsage is empty and result.usage all zeros: nothing was billed
-        failure_metadata={
-            "api_error_status": 529,
-            "retry_attempt": 2,
-            "max_retries": 10,
-            "api_error": "server_error",
-            **RETRIES_529,
-        },
-    ),
-    Case(
-        "max_turns.jsonl",
-        1,
-        ("init", "tool_call", "tool_result", "assistant", "tool_call", "tool_result", "result"),
-        (
-            "step.started",
-            *TOOL,
-            "step.finished",
-            "step.started",
-            *TEXT,
-            *TOOL,
-            "step.finished",
-        ),
-        "I'll move the handler setup into its own function.",
-        False,
-        "e47a0b3c-9f21-4d6e-8b05-c3a9d7f1e2b8",
-        "Reached maximum number of turns (2)",
-        usage=usage(19, 44710, 0, 266, 34),  # empty modelUsage: result.usage is used
-        failure_metadata={"subtype": "error_max_turns", "terminal_reason": "max_turns"},
-    ),
-    Case(
-        "nonzero_exit.jsonl",
-        1,
-        ("init", "assistant", "tool_call", "stdout"),
-        ("step.started", *TEXT, "tool_call.start"),
-        "Running the migration in dry-run mode first.",
-        False,
-        "",
-        "claude exited with code 1: Error: socket hang up",
-        "nonzero_exit.stderr.txt",
-    ),
-    Case(
-        "garbage.jsonl",
-        0,
-        ("stdout", "init", "system", "assistant", "result"),
-        ("claude.rate_limit", "step.started", *TEXT, "step.finished"),
-        "Done: the README now links to CONTRIBUTING.md.",
-        True,
-        "a9f3d1c7-4e0b-4b28-9d6a-5f8e2c0b7d31",
-        None,
-        usage=usage(5, 15102, 0, 17, 9),
-    ),
-    Case(
-        "rate_limited.jsonl",
-        1,
-        ("init", "system", *["system"] * 10, "system", "result"),
-        ("claude.rate_limit", *["claude.api_retry"] * 10, "claude.api_error"),
-        "",
-        False,
-        "2d6b9f04-7a31-4c8e-b5d2-9e0f1a7c3b68",
-        "10 API retries of 10, last: HTTP 429 rate_limit; rate limit rejected (five_hour, "
-        "resets 2026-10-15T17:00:00Z)",
-        usage=Usage(),
-        failure_metadata={
-            "api_error_status": 429,
-            "terminal_reason": "api_error",
-            "retry_attempt": 10,
-            "last_retry_status": 429,
-            "last_retry_error": "rate_limit",
-            "api_error": "rate_limit",
-            "rate_limit_status": "rejected",
-            "rate_limit_type": "five_hour",
-            "rate_limit_resets_at": "2026-10-15T17:00:00Z",
-            "overage_status": "rejected",
-            "overage_disabled_reason": "out_of_credits",
-        },
-    ),
-    Case(
-        "budget_stop.jsonl",
-        1,
-        ("init", "assistant", "tool_call", "result"),
-        # The Bash call never gets its result: it closes before its step.
-        ("step.started", *TEXT, "tool_call.start", "tool_call.end", "step.finished"),
-        "I'll run the whole test suite to see what the refactor broke.",
-        False,
-        "8f3a0c6d-2e94-4b17-a6c8-5d1e9b7f0a42",
-        "Reached maximum budget ($0.02)",
-        # result.usage is all zeros in a budget stop; modelUsage has the real counts.
-        usage=usage(12, 14210, 10904, 281, 26),
-        failure_metadata={"subtype": "error_max_budget_usd", "terminal_reason": "budget_exhausted"},
-    ),
-    Case(
-        "killed_after_retries.jsonl",
-        -1,
-        ("init", *["system"] * 31),
-        tuple(["claude.api_retry"] * 31),
-        "",
-        False,
-        "",
-        "claude was ended by SIGTERM (31 API retries of 40, last: HTTP 529 overloaded_error)",
-        signal="SIGTERM",
-        failure_metadata={"retry_attempt": 31, "max_retries": 40, **RETRIES_529},
-    ),
-    Case(
-        "compaction_failed.jsonl",
-        1,
-        ("init", "assistant", "tool_call", "tool_result", "system", "system", "system", "result"),
-        (
-            "step.started",
-            *TEXT,
-            *TOOL,
-            "claude.status",  # compacting
-            "claude.status",  # compact_result: failed
-            "claude.api_error",
-            "step.finished",
-        ),
-        "I'll read the worker log to find where the jobs stall.",
-        False,
-        "6a2f8d1e-9c47-4b03-a5e8-1f7b3c0d9e26",
-        "Prompt is too long (context compaction failed)",
-        usage=usage(9, 15210, 18422, 96, 71),
-        failure_metadata={"compaction": "failed", "api_error": "invalid_request"},
-    ),
-    Case(
-        "compacted_session.jsonl",
-        0,
-        ("init", "system", "system", "system", "system", "user", "assistant", "result"),
-        (
-            "claude.rate_limit",
-            "claude.status",
-            "claude.compact_boundary",
-            "claude.status",
-            "claude.synthetic_user",
-            "step.started",
-            *TEXT,
-            "step.finished",
-        ),
-        "Job 37 stalls because the retry loop in app/worker.py never re-reads the lock; "
-        "resetting `attempt` inside the loop fixes it.",
-        True,
-        "e5b17c3a-4f08-4d6e-9a21-8c0d2f6b7e94",
-        None,
-        # Two models (the compaction ran on another one): summed, cost 0.1148.
-        usage=usage(6 + 167204, 0, 9420, 41 + 2950, 115),
-    ),
-    Case(
-        "structured_ok.jsonl",
-        0,
-        ("init", "tool_call", "tool_result", "result"),
-        ("step.started", *TOOL, "step.finished"),
-        '{"ok":true}',  # the result text is empty: the structured answer is the output
-        True,
-        "0b8d4f2a-6e13-4c97-a8d5-3f1e7b9c2a64",
-        None,
-        usage=usage(5, 28040, 2480, 44, 15),
-    ),
-    Case(
-        "structured_give_up.jsonl",
-        1,
-        ("init", "tool_call", "tool_result", "tool_call", "tool_result", "result"),
-        ("step.started", *TOOL, "step.finished", "step.started", *TOOL, "step.finished"),
-        "",
-        False,
-        "9e6c2b7d-1a85-4f30-b9e4-7c3d0a8f5b12",
-        "Failed to provide valid structured output after 2 attempts",
-        usage=usage(8, 45630, 0, 91, 21),
-        failure_metadata={"subtype": "error_max_structured_output_retries"},
-    ),
-]
-
-
-REPLAY = Replay(RECORDINGS, CASES, lambda command: ClaudeDriver(ClaudeConfig(command=command)))
+REPLAY = Replay(RECORDINGS, lambda command: ClaudeDriver(ClaudeConfig(command=command)))
 
 
 def parse(data: bytes) -> tuple[ClaudeStreamParser, RunOutput, RecordingSink]:
     return testing.parse_output(ClaudeStreamParser, data)
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.recording)
-def test_parser_on_recording(case: Case) -> None:
-    testing.check_parser_on_recording(case, RECORDINGS, ClaudeStreamParser)
+@pytest.mark.parametrize("recording", testing.recording_names(RECORDINGS))
+def test_recording(recording: str, snapshot: SnapshotAssertion) -> None:
+    """Each recording's result, on asyncio and trio, is its snapshot in
+    ``recordings/snapshots/`` (``--snapshot-update`` rewrites it; ``replay.json`` gives
+    the exit codes and signals)."""
+    testing.check_recording(REPLAY, recording, snapshot)
 
 
 def test_parser_keeps_terminal_json_verbatim_and_reads_usage() -> None:
@@ -364,52 +114,23 @@ def test_parser_survives_corrupt_and_odd_lines() -> None:
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.recording)
-async def test_driver_on_recording(case: Case, anyio_backend: str) -> None:
-    await testing.check_driver_on_recording(
-        REPLAY, case, is_terminal_line=lambda line: '"type":"result"' in line
-    )
-
-
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_a_recording_made_by_record_replays_like_its_plain_transcript(
     anyio_backend: str, tmp_path: Path
 ) -> None:
-    """The same run in ``adaptertest record``'s format (stdout and stderr in one file)
-    gives the parser and the driver the same bytes and the same verdicts."""
-    case = REPLAY.case("nonzero_exit.jsonl")
-    assert case.stderr is not None
-    stdout = (RECORDINGS / case.recording).read_bytes()
-    stderr = (RECORDINGS / case.stderr).read_bytes()
+    """The same run in ``adaptertest record``'s format (stdout and stderr in one file,
+    the exit status too) gives the driver the same bytes and the same verdicts."""
+    name = "nonzero_exit.jsonl"
+    stdout = (RECORDINGS / name).read_bytes()
+    stderr = (RECORDINGS / "nonzero_exit.stderr.txt").read_bytes()
     chunks = [Chunk(0.01 * i, 1, line) for i, line in enumerate(stdout.splitlines(True))]
     recorded = Recording(
-        argv=["claude", "-p"], chunks=[*chunks, Chunk(0.5, 2, stderr)], exit_code=case.exit_code
+        argv=["claude", "-p"], chunks=[*chunks, Chunk(0.5, 2, stderr)], exit_code=1
     )
-    (tmp_path / case.recording).write_bytes(recorded.dumps())
-    v1_case = dataclasses.replace(case, stderr=None)
-    assert testing.recorded_output(tmp_path / case.recording) == (stdout, stderr)
-    testing.check_parser_on_recording(v1_case, tmp_path, ClaudeStreamParser)
-    await testing.check_driver_on_recording(
-        Replay(tmp_path, [v1_case], REPLAY.driver),
-        v1_case,
-        is_terminal_line=lambda line: '"type":"result"' in line,
-    )
-
-
-@pytest.mark.anyio
-@pytest.mark.parametrize(
-    "recording",
-    [
-        "tool_use.jsonl",
-        "nonzero_exit.jsonl",
-        "rate_limited.jsonl",
-        "budget_stop.jsonl",
-        "killed_after_retries.jsonl",
-        "compacted_session.jsonl",
-    ],
-)
-async def test_driver_on_both_backends(recording: str) -> None:
-    await testing.check_driver_on_both_backends(REPLAY, recording)
+    (tmp_path / name).write_bytes(recorded.dumps())
+    assert testing.recorded_output(tmp_path / name) == (stdout, stderr)
+    v1 = await testing.recording_result(Replay(tmp_path, REPLAY.driver), name)
+    assert v1 == await testing.recording_result(REPLAY, name)
+    assert v1["exit_code"] == 1
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
@@ -616,6 +337,13 @@ async def test_a_bad_schema_is_refused_before_launch(anyio_backend: str) -> None
         await driver.run(request, sink)
     assert sink.events == []
     assert sink.stream == []
+
+
+def test_the_home_is_claude_codes_config_dir(tmp_path: Path) -> None:
+    config = ClaudeConfig(home=str(tmp_path), env={"ANTHROPIC_BASE_URL": "http://127.0.0.1:9"})
+    env = ClaudeDriver(config).process_env(config)
+    assert env["CLAUDE_CONFIG_DIR"] == str(tmp_path / ".claude")
+    assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:9"
 
 
 # -- the appended system prompt ----------------------------------------------------------------

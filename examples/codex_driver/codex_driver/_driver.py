@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
+from pathlib import Path
 
 from codex_driver._config import (
     CODEX_DRIVER_TYPE,
@@ -106,6 +107,7 @@ class CodexDriver(CLIDriver[CodexConfig]):
 
     driver_type = CODEX_DRIVER_TYPE
     fingerprint_domain = FINGERPRINT_DOMAIN
+    supported_cli_versions = ">=0.162.0"
     install_hint = "install the Codex CLI or set CodexConfig.command"
     schema_in_file = True
 
@@ -159,6 +161,11 @@ class CodexDriver(CLIDriver[CodexConfig]):
     def stream_parser(self, out: RunOutput, *, model: str) -> CodexStreamParser:
         """An ``exec --json`` parser; the CLI does not report the model, so it is the asked one."""
         return CodexStreamParser(out, model=model)
+
+    def home_env(self, home: Path) -> dict[str, str]:
+        """Codex keeps its config and sessions in ``CODEX_HOME`` (by default
+        ``~/.codex``): ``<home>/.codex``."""
+        return {"CODEX_HOME": str(home / ".codex")}
 
 
 def _schema() -> ConfigSchema:

@@ -57,7 +57,7 @@ TestCodexDriverOnTrio = adaptertest.test_driver(
     new_driver, adaptertest_options("trio", drift=False)
 )
 TestCodexDriverUnderDrift = adaptertest.test_driver(
-    new_driver, adaptertest.Options(config=LIVE, drift=DRIFT)
+    new_driver, adaptertest.Options(config=LIVE, drift=DRIFT, show_live_details=True)
 )
 
 

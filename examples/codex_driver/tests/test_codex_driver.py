@@ -17,10 +17,11 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from syrupy.assertion import SnapshotAssertion
 
 from adaptertest import RecordingSink
 from adaptertest import clikit as testing
-from adaptertest.clikit import REASONING, TEXT, TOOL, Case, Replay
+from adaptertest.clikit import Replay
 from codex_driver import (
     CODEX_DRIVER_TYPE,
     CodexConfig,
@@ -52,182 +53,7 @@ def usage(total_input: int, cached: int, output: int) -> Usage:
 
 LIMIT_429 = "unexpected status 429 Too Many Requests: Rate limit reached for gpt-5-codex"
 
-CASES = [
-    Case(
-        "success.jsonl",
-        0,
-        ("init", "assistant", "result"),
-        ("step.started", *TEXT, "step.finished"),
-        "OK",
-        True,
-        "0199e5a2-7c41-7d30-a8f5-2b6e9c4d1f08",
-        None,
-        usage=usage(11842, 9216, 5),
-    ),
-    Case(
-        "tool_use.jsonl",
-        0,
-        (
-            "init",
-            "thinking",
-            "assistant",
-            "tool_call",
-            "tool_result",
-            "thinking",
-            "tool_call",  # file_change: only completes, so it starts and ends at once
-            "tool_result",
-            "tool_call",
-            "tool_result",
-            "tool_call",
-            "tool_result",
-            "assistant",
-            "result",
-        ),
-        (
-            "step.started",
-            *REASONING,
-            *TEXT,
-            *TOOL,
-            *REASONING,
-            *TOOL,
-            *TOOL,
-            *TOOL,
-            *TEXT,
-            "step.finished",
-        ),
-        "Removed the unused `result` variable in src/cli.py; ruff is clean and the CI lint job "
-        "was re-queued (run 4412).",
-        True,
-        "0199e5b7-1e02-7a4c-9b3d-6f0a8c2e5d71",
-        None,
-        usage=usage(24310, 19968, 538),  # 128 reasoning tokens are inside the 538
-    ),
-    Case(
-        "thinking.jsonl",
-        0,
-        ("init", "thinking", "thinking", "assistant", "result"),
-        ("step.started", *REASONING, *REASONING, *TEXT, "step.finished"),  # empty one skipped
-        "Use `@dataclass(frozen=True)`: assignments then raise `FrozenInstanceError`, and you "
-        "keep defaults and type hints.",
-        True,
-        "0199e5c4-9a53-7f12-b8e6-1d4c7a0f3e92",
-        None,
-        usage=usage(9120, 7680, 214),
-    ),
-    Case(
-        "error_result.jsonl",
-        1,
-        ("init", "system", "system", "result"),
-        ("codex.warning", "step.started", "codex.error", "step.finished"),
-        "",
-        False,
-        "0199e5d0-4b86-7e3a-a1f9-8c2d6e0b4a57",
-        "unexpected status 401 Unauthorized",
-        "error_result.stderr.txt",
-        failure_metadata={"event": "turn.failed", "http_status": 401},
-    ),
-    Case(
-        "usage_limit.jsonl",
-        1,
-        ("init", "assistant", "tool_call", "tool_result", "system", "result"),
-        ("step.started", *TEXT, *TOOL, "codex.error", "step.finished"),
-        "Running the parser tests before changing anything.",
-        False,
-        "0199e5e3-6d17-7b48-9c05-3f7a1e9d2b60",
-        "You've hit your usage limit.",
-    ),
-    Case(
-        "nonzero_exit.jsonl",
-        1,
-        ("init", "thinking", "tool_call", "stdout"),
-        ("step.started", *REASONING, "tool_call.start"),
-        "",
-        False,
-        "0199e5f1-2c64-7d09-b5a8-e4f0c7d3a916",
-        "codex exited with code 1: ERROR: stream disconnected",
-        "nonzero_exit.stderr.txt",
-    ),
-    Case(
-        "garbage.jsonl",
-        0,
-        ("stdout", "init", "assistant", "stdout", "result"),
-        ("step.started", *TEXT, "step.finished"),
-        "Done: the README now links to CONTRIBUTING.md.",
-        True,
-        "0199e600-8e35-7a61-9d27-5b1f4c8e0a33",
-        None,
-        usage=usage(10233, 8960, 31),
-    ),
-    Case(
-        "reconnect_429.jsonl",
-        1,
-        ("init", *["system"] * 6, "result"),
-        ("step.started", *["codex.error"] * 6, "step.finished"),
-        "",
-        False,
-        "0199e612-3f8a-7c25-9e41-6b0d2a8c5f17",
-        f"{LIMIT_429}",
-        "reconnect_429.stderr.txt",
-        failure_metadata={"reconnect_attempt": 5, "reconnect_max": 5, "http_status": 429},
-    ),
-    Case(
-        "usage_limit_mid_tool.jsonl",
-        1,
-        ("init", "thinking", "assistant", "tool_call", "system", "result"),
-        # cargo test never completes: its call closes before the step.
-        (
-            "step.started",
-            *REASONING,
-            *TEXT,
-            "tool_call.start",
-            "codex.error",
-            "tool_call.end",
-            "step.finished",
-        ),
-        "Running the whole workspace test suite before touching the parser.",
-        False,
-        "0199e61c-8d02-7e9b-a4f6-1c7e3b5d9a28",
-        "You've hit your usage limit. Upgrade to Pro",
-        failure_metadata={"event": "turn.failed"},
-    ),
-    Case(
-        "killed_reconnecting.jsonl",
-        -1,
-        ("init", "assistant", "tool_call", "tool_result", "system", "system", "system"),
-        ("step.started", *TEXT, *TOOL, *["codex.error"] * 3),
-        "Checking which migrations are still pending.",
-        False,
-        "0199e627-1b4c-7a03-8f5e-9d2a6c0e4b71",
-        "codex was ended by SIGTERM (last error: Reconnecting... 3/5 (stream disconnected",
-        signal="SIGTERM",
-        failure_metadata={"reconnect_attempt": 3, "reconnect_max": 5},
-    ),
-    Case(
-        "structured_ok.jsonl",
-        0,
-        ("init", "thinking", "assistant", "result"),
-        ("step.started", *REASONING, *TEXT, "step.finished"),
-        '{"ok":true}',
-        True,
-        "0199e631-6e27-7d48-b1c9-3a5f8e2d0c96",
-        None,
-        usage=usage(12066, 9216, 52),  # cache writes (2688) and reasoning (38) are inside
-    ),
-    Case(
-        "structured_ignored.jsonl",
-        0,
-        ("init", "tool_call", "tool_result", "assistant", "result"),
-        ("step.started", *TOOL, *TEXT, "step.finished"),
-        "All good: the billing service answered in 41 ms.",
-        True,
-        "0199e63b-0a93-7f16-8c2d-5e4b7a1f3d08",
-        None,
-        usage=usage(15310, 11264, 64),
-    ),
-]
-
-
-REPLAY = Replay(RECORDINGS, CASES, lambda command: CodexDriver(CodexConfig(command=command)))
+REPLAY = Replay(RECORDINGS, lambda command: CodexDriver(CodexConfig(command=command)))
 
 
 def new_parser(out: RunOutput) -> CodexStreamParser:
@@ -238,10 +64,17 @@ def parse(data: bytes) -> tuple[CodexStreamParser, RunOutput, RecordingSink]:
     return testing.parse_output(new_parser, data)
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.recording)
-def test_parser_on_recording(case: Case) -> None:
-    _, out = testing.check_parser_on_recording(case, RECORDINGS, new_parser)
-    assert out.transcript[case.items.index("init")].model == "gpt-test"
+@pytest.mark.parametrize("recording", testing.recording_names(RECORDINGS))
+def test_recording(recording: str, snapshot: SnapshotAssertion) -> None:
+    """Each recording's result, on asyncio and trio, is its snapshot in
+    ``recordings/snapshots/`` (``--snapshot-update`` rewrites it; ``replay.json`` gives
+    the exit codes and signals)."""
+    testing.check_recording(REPLAY, recording, snapshot)
+
+
+def test_the_init_item_names_the_asked_model() -> None:
+    _, out, _ = parse((RECORDINGS / "success.jsonl").read_bytes())
+    assert [i.model for i in out.transcript if i.kind == TranscriptKind.INIT] == ["gpt-test"]
 
 
 def test_parser_keeps_terminal_json_verbatim_and_reads_usage() -> None:
@@ -296,32 +129,6 @@ def test_parser_survives_corrupt_and_odd_lines() -> None:
 
 
 # -- the driver, through a replayed process ----------------------------------------------------
-
-
-def is_terminal_line(line: str) -> bool:
-    """``turn.completed`` and ``turn.failed``, the terminal events."""
-    return '"type":"turn.' in line and '"type":"turn.started"' not in line
-
-
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.recording)
-async def test_driver_on_recording(case: Case, anyio_backend: str) -> None:
-    await testing.check_driver_on_recording(REPLAY, case, is_terminal_line=is_terminal_line)
-
-
-@pytest.mark.anyio
-@pytest.mark.parametrize(
-    "recording",
-    [
-        "tool_use.jsonl",
-        "nonzero_exit.jsonl",
-        "reconnect_429.jsonl",
-        "usage_limit_mid_tool.jsonl",
-        "killed_reconnecting.jsonl",
-    ],
-)
-async def test_driver_on_both_backends(recording: str) -> None:
-    await testing.check_driver_on_both_backends(REPLAY, recording)
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
@@ -503,6 +310,13 @@ async def test_the_schema_file_holds_the_exact_schema_while_codex_runs(tmp_path:
 )
 async def test_structured_output_off_schema_fails_the_run(recording: str, problem: str) -> None:
     await testing.check_structured_refused(REPLAY, recording, problem)
+
+
+def test_the_home_is_codex_home(tmp_path: Path) -> None:
+    config = CodexConfig(home=str(tmp_path), env={"OPENAI_API_KEY": "k"})
+    env = CodexDriver(config).process_env(config)
+    assert env["CODEX_HOME"] == str(tmp_path / ".codex")
+    assert env["OPENAI_API_KEY"] == "k"
 
 
 # -- the appended system prompt ----------------------------------------------------------------

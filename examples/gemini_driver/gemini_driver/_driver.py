@@ -7,6 +7,8 @@ command line, the parser and the stream capability.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from driver import StreamCapability
 from driver.clikit import CLIDriver, RunOutput
 from gemini_driver._config import FINGERPRINT_DOMAIN, GEMINI_DRIVER_TYPE, GeminiConfig
@@ -72,6 +74,7 @@ class GeminiDriver(CLIDriver[GeminiConfig]):
 
     driver_type = GEMINI_DRIVER_TYPE
     fingerprint_domain = FINGERPRINT_DOMAIN
+    supported_cli_versions = ">=0.52.0"
     install_hint = (
         "install Gemini CLI (npm install -g @google/gemini-cli) or set GeminiConfig.command"
     )
@@ -91,3 +94,8 @@ class GeminiDriver(CLIDriver[GeminiConfig]):
     def stream_parser(self, out: RunOutput, *, model: str) -> GeminiStreamParser:
         """A stream-json parser; ``init`` names the model, ``result.stats`` the one used."""
         return GeminiStreamParser(out, model=model)
+
+    def home_env(self, home: Path) -> dict[str, str]:
+        """Gemini CLI reads ``GEMINI_CLI_HOME`` in place of the user's home and keeps its
+        settings and sessions in ``<home>/.gemini``."""
+        return {"GEMINI_CLI_HOME": str(home)}

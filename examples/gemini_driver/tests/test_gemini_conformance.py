@@ -59,7 +59,7 @@ TestGeminiDriverOnTrio = adaptertest.test_driver(
     new_driver, adaptertest_options("trio", drift=False)
 )
 TestGeminiDriverUnderDrift = adaptertest.test_driver(
-    new_driver, adaptertest.Options(config=SUCCESS, drift=DRIFT)
+    new_driver, adaptertest.Options(config=SUCCESS, drift=DRIFT, show_live_details=True)
 )
 
 

@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from syrupy.assertion import SnapshotAssertion
 
 from adaptertest import RecordingSink
 from adaptertest import clikit as testing
-from adaptertest.clikit import TOOL, Case, Replay
+from adaptertest.clikit import Replay
 from driver import (
     Request,
     SessionContext,
@@ -58,174 +59,7 @@ def text(chunks: int) -> tuple[str, ...]:
 # -- the parser, one recording at a time -----------------------------------------------------
 
 
-CASES = [
-    Case(
-        "success.jsonl",
-        0,
-        ("init", "assistant", "result"),
-        ("step.started", *text(2), "step.finished"),
-        "OK",
-        True,
-        "5d0c7e3a-1b42-4f69-9a8e-2c7d41e0b6f3",
-        None,
-    ),
-    Case(
-        "tool_use.jsonl",
-        0,
-        (
-            "init",
-            "assistant",
-            "tool_call",
-            "tool_result",
-            "tool_call",  # two calls of one model request, then their two results
-            "tool_call",
-            "tool_result",
-            "tool_result",
-            "tool_call",
-            "tool_result",
-            "tool_call",
-            "tool_result",
-            "assistant",
-            "result",
-        ),
-        (
-            "step.started",
-            *text(2),
-            *TOOL,
-            "step.finished",
-            "step.started",
-            "tool_call.start",
-            "tool_call.start",
-            "tool_call.result",
-            "tool_call.end",
-            "tool_call.result",
-            "tool_call.end",
-            "step.finished",
-            "step.started",
-            *TOOL,
-            "step.finished",
-            "step.started",
-            *TOOL,
-            "step.finished",
-            "step.started",
-            *text(3),
-            "step.finished",
-        ),
-        "`add()` returned `a - b`; it now returns `a + b`, which is what `test_add` expects.",
-        True,
-        "9e41b6d2-7a03-4c85-b1f0-3d8a2e6c5b17",
-        None,
-    ),
-    Case(
-        "loop_detected.jsonl",
-        0,
-        ("init", "assistant", *("tool_call", "tool_result") * 3, "system", "result"),
-        (
-            "step.started",
-            *text(1),
-            *TOOL,
-            "step.finished",
-            "step.started",
-            *TOOL,
-            "step.finished",
-            "step.started",
-            *TOOL,
-            ERROR_KIND,  # a warning: the run still succeeds
-            "step.finished",
-        ),
-        "Reading the changelog.",
-        True,
-        "e6b3f0d8-92c1-4a7e-8d05-6f1a2c9b4e37",
-        None,
-    ),
-    Case(
-        "error_result.jsonl",
-        1,
-        ("init", "assistant", "tool_call", "tool_result", "system", "result"),
-        ("step.started", *text(2), *TOOL, ERROR_KIND, "step.finished"),
-        "Checking the CI log first.",
-        False,
-        "c3f85a10-6e2d-4b97-8d14-a5e09b7f2c68",
-        "Model stream ended with empty response text.",
-    ),
-    Case(
-        "turn_limit.jsonl",
-        53,
-        ("init", "assistant", "tool_call", "tool_result", "system"),
-        ("step.started", *text(1), *TOOL, ERROR_KIND),  # the terminal closes the step
-        "Searching for `Foo`.",
-        False,
-        "0a7d2c94-35be-4e18-9f62-b8c1d47e3a05",
-        "gemini exited with code 53: Reached max session turns for this session.",
-        "turn_limit.stderr.txt",
-    ),
-    Case(
-        "nonzero_exit.jsonl",
-        1,
-        ("init", "assistant", "tool_call", "stdout"),
-        ("step.started", *text(2), "tool_call.start"),
-        "Running the migrations.",
-        False,
-        "71c9e4b2-0d86-4f3a-a5e7-c2b8d10f6e94",
-        "gemini exited with code 1: Error when talking to Gemini API",
-        "nonzero_exit.stderr.txt",
-    ),
-    Case(
-        "auth_error.jsonl",
-        41,
-        (),
-        (),
-        "",
-        False,
-        "",
-        "gemini exited with code 41: Please set an Auth method",
-        "auth_error.stderr.txt",
-    ),
-    Case(
-        "garbage.jsonl",
-        0,
-        ("stdout", "init", "stdout", "assistant", "result"),  # the answer closes at result
-        ("step.started", *text(2), "step.finished"),
-        "Done: the README now links to CONTRIBUTING.md.",
-        True,
-        "b85e1f37-4c09-4d2a-9e6b-0f7c3a5d8e21",
-        None,
-    ),
-]
-
-USAGE = {
-    # input_tokens includes cached; output adds the thinking tokens total_tokens counts.
-    "success.jsonl": Usage(input_tokens=8052, output_tokens=77, cached_input_tokens=0),
-    "tool_use.jsonl": Usage(input_tokens=42210, output_tokens=2212, cached_input_tokens=28672),
-    "loop_detected.jsonl": Usage(input_tokens=30412, output_tokens=310, cached_input_tokens=22016),
-    "error_result.jsonl": Usage(input_tokens=187340, output_tokens=944, cached_input_tokens=120832),
-    "turn_limit.jsonl": None,  # no result line, no stats
-    "nonzero_exit.jsonl": None,
-    "auth_error.jsonl": None,
-    "garbage.jsonl": Usage(input_tokens=9120, output_tokens=55, cached_input_tokens=8192),
-}
-
-FAILURE_METADATA: dict[str, dict[str, Any]] = {
-    "error_result.jsonl": {
-        "exit_code": 1,
-        "status": "error",
-        "error_type": "InvalidStreamError",
-        "last_error": "The model returned an empty text response. If your context window is "
-        "near capacity, try using /compress.",
-        "last_error_severity": "error",
-    },
-    "turn_limit.jsonl": {
-        "exit_code": 53,
-        "exit_reason": "turn_limit",
-        "last_error": "Maximum session turns exceeded",
-        "last_error_severity": "error",
-    },
-    "nonzero_exit.jsonl": {"exit_code": 1},
-    "auth_error.jsonl": {"exit_code": 41, "exit_reason": "authentication"},
-}
-
-
-REPLAY = Replay(RECORDINGS, CASES, lambda command: GeminiDriver(GeminiConfig(command=command)))
+REPLAY = Replay(RECORDINGS, lambda command: GeminiDriver(GeminiConfig(command=command)))
 
 
 def new_parser(out: RunOutput) -> GeminiStreamParser:
@@ -244,28 +78,12 @@ def lines_of(*events: dict[str, Any]) -> bytes:
     return "\n".join(json.dumps(e) for e in events).encode()
 
 
-def test_every_recording_has_a_case_and_its_expectations() -> None:
-    recordings = {p.name for p in RECORDINGS.glob("*.jsonl")}
-    assert {case.recording for case in CASES} == recordings
-    assert set(USAGE) == recordings
-    failed = {case.recording for case in CASES if case.failure is not None}
-    assert set(FAILURE_METADATA) == failed
-
-
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.recording)
-def test_parser_on_recording(case: Case) -> None:
-    parser, out = testing.check_parser_on_recording(case, RECORDINGS, new_parser)
-    assert parser.usage == USAGE[case.recording]
-    stderr = (RECORDINGS / case.stderr).read_bytes() if case.stderr else b""
-    outcome = ProcessOutcome(case.exit_code, "", False, b"", stderr)
-    failure = parser.failure(outcome, 60)
-    if case.failure is not None:
-        assert failure is not None
-        assert failure.metadata == FAILURE_METADATA[case.recording]
-    if "init" in case.items:
-        init = out.transcript[case.items.index("init")]
-        assert init.session_id == case.session
-        assert init.model != ""
+@pytest.mark.parametrize("recording", testing.recording_names(RECORDINGS))
+def test_recording(recording: str, snapshot: SnapshotAssertion) -> None:
+    """Each recording's result (usage and failure metadata included), on asyncio and
+    trio, is its snapshot in ``recordings/snapshots/`` (``--snapshot-update`` rewrites
+    it; ``replay.json`` gives the exit codes)."""
+    testing.check_recording(REPLAY, recording, snapshot)
 
 
 def test_text_deltas_are_the_chunks_and_the_item_is_their_join() -> None:
@@ -361,7 +179,8 @@ def test_the_result_item_carries_usage_and_the_rest_of_the_stats() -> None:
     result = out.transcript[-1]
     assert result.kind == TranscriptKind.RESULT
     assert (result.subtype, result.is_error) == ("success", False)
-    assert result.usage == USAGE["tool_use.jsonl"]
+    # input_tokens includes cached; output adds the thinking tokens total_tokens counts.
+    assert result.usage == Usage(input_tokens=42210, output_tokens=2212, cached_input_tokens=28672)
     assert result.data["duration_ms"] == 12611
     assert result.data["tool_calls"] == 5
     assert set(result.data["models"]) == {"gemini-2.5-flash-lite", "gemini-2.5-pro"}
@@ -472,43 +291,6 @@ def test_parser_survives_corrupt_and_odd_lines() -> None:
 # -- the driver, through a replayed process ----------------------------------------------------
 
 
-def is_terminal_line(line: str) -> bool:
-    """The ``result`` line, the terminal event."""
-    return line.startswith('{"type":"result"')
-
-
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.recording)
-async def test_driver_on_recording(case: Case, anyio_backend: str) -> None:
-    await testing.check_driver_on_recording(REPLAY, case, is_terminal_line=is_terminal_line)
-
-
-@pytest.mark.anyio
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.recording)
-async def test_driver_reports_usage_and_failure_metadata(case: Case) -> None:
-    response, sink, _ = await REPLAY.run(case.recording)
-    usage = USAGE[case.recording]
-    assert response.usage == usage
-    terminal = sink.stream[-1]
-    if case.failure is None:
-        assert response.failure is None
-        assert terminal.kind == StreamKind.RUN_FINISHED
-        assert terminal.usage == usage
-    else:
-        assert response.failure is not None
-        assert response.failure.metadata == FAILURE_METADATA[case.recording]
-        assert terminal.error == response.failure
-        failure_item = response.transcript[-1]
-        assert failure_item.kind == TranscriptKind.FAILURE
-        assert failure_item.text == response.failure.message
-
-
-@pytest.mark.anyio
-@pytest.mark.parametrize("recording", ["tool_use.jsonl", "nonzero_exit.jsonl"])
-async def test_driver_on_both_backends(recording: str) -> None:
-    await testing.check_driver_on_both_backends(REPLAY, recording)
-
-
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_streaming_off_sends_no_payloads_but_the_same_transcript(anyio_backend: str) -> None:
     await testing.check_streaming_off(REPLAY, "tool_use.jsonl")
@@ -598,6 +380,13 @@ def test_config_fingerprint_follows_the_config() -> None:
 async def test_environment_check_looks_for_the_program(anyio_backend: str) -> None:
     missing = "gemini-is-not-installed-here"
     await testing.check_environment_probe(GeminiDriver, GeminiConfig, missing)
+
+
+def test_the_home_is_gemini_cli_home(tmp_path: Path) -> None:
+    config = GeminiConfig(home=str(tmp_path), env={"GEMINI_CLI_TRUST_WORKSPACE": "true"})
+    env = GeminiDriver(config).process_env(config)
+    assert env["GEMINI_CLI_HOME"] == str(tmp_path)
+    assert env["GEMINI_CLI_TRUST_WORKSPACE"] == "true"
 
 
 # -- the appended system prompt ----------------------------------------------------------------

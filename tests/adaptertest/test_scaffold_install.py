@@ -1,0 +1,94 @@
+"""``new``'s next steps and the generated README install the kit from where it came from.
+
+The installed distribution's ``direct_url.json`` (PEP 610) says whether the kit came from
+an index (no file: the project's own install finds it there), an editable checkout, a
+folder, a wheel or another URL; the printed commands and the README say the same.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from adaptertest import _scaffold
+from adaptertest._scaffold import kit_install_command, next_steps, project_names, render
+
+PROJECT_INSTALL = "python -m pip install -e '.[test]' && python -m pytest"
+
+
+@pytest.mark.parametrize(
+    ("direct_url", "command"),
+    [
+        ("", None),
+        ("not json", None),
+        (
+            {"url": "file:///src/agent-driver-kit", "dir_info": {"editable": True}},
+            "python -m pip install -e '/src/agent-driver-kit[test,trio]'",
+        ),
+        (
+            {"url": "file:///src/kit", "dir_info": {}},
+            "python -m pip install '/src/kit[test,trio]'",
+        ),
+        (
+            {
+                "url": "file:///w/my%20wheels/agent_driver_kit-0.1.0-py3-none-any.whl",
+                "archive_info": {"hashes": {"sha256": "00"}},
+            },
+            "python -m pip install "
+            "'/w/my wheels/agent_driver_kit-0.1.0-py3-none-any.whl[test,trio]'",
+        ),
+        (
+            {"url": "https://example.org/kit.tar.gz", "archive_info": {}},
+            "python -m pip install 'agent-driver-kit[test,trio] @ https://example.org/kit.tar.gz'",
+        ),
+    ],
+    ids=["index", "unreadable", "editable", "folder", "wheel", "url"],
+)
+def test_the_kit_install_follows_direct_url(
+    direct_url: dict[str, object] | str, command: str | None
+) -> None:
+    text = direct_url if isinstance(direct_url, str) else json.dumps(direct_url)
+    assert kit_install_command(text) == command
+
+
+def test_next_steps_and_readme_say_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    wheel = "python -m pip install '/w/agent_driver_kit-0.1.0-py3-none-any.whl[test,trio]'"
+    monkeypatch.setattr(_scaffold, "kit_install_command", lambda: wheel)
+    steps = next_steps(Path("acme"))
+    assert steps == ["cd acme", wheel, PROJECT_INSTALL]
+    for template in ("memory", "cli"):
+        readme = render(template, project_names("acme"))["README.md"]
+        assert f"```sh\n{wheel}\n{PROJECT_INSTALL}\n" in readme
+        assert "no package index serves it there" in readme
+
+
+def test_from_an_index_only_the_project_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_scaffold, "kit_install_command", lambda: None)
+    assert next_steps(Path("acme")) == ["cd acme", PROJECT_INSTALL]
+    readme = render("cli", project_names("acme"))["README.md"]
+    assert f"```sh\n{PROJECT_INSTALL}\n" in readme
+    assert "If your package index does not have it" in readme
+
+
+def test_no_cd_into_the_current_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert _scaffold.main(_namespace("acme", Path("."))) == 0
+    out = capsys.readouterr().out
+    assert "cd ." not in out
+    assert out.splitlines()[-1] == f"  {PROJECT_INSTALL}"
+    assert next_steps(Path("sub"))[0] == "cd sub"
+
+
+def test_a_folder_name_with_a_space_is_quoted() -> None:
+    assert next_steps(Path("my project"))[0] == "cd 'my project'"
+
+
+def _namespace(name: str, target: Path) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    _scaffold.add_arguments(parser)
+    return parser.parse_args([name, "--dir", str(target)])

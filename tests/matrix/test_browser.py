@@ -1,0 +1,121 @@
+"""The matrix page in a real browser: headless Chromium driven by Playwright.
+
+Playwright's wheel carries its own driver and waits for elements by itself, so no
+separate chromedriver has to match the browser; it drives the system's Chromium
+(Debian's ``chromium`` package) through ``executable_path``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adaptertest.matrix import load, render_html
+
+INSTALL = "apt-get install -y chromium (and python -m pip install -e '.[dev]' for playwright)"
+_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def _chromium() -> str | None:
+    return os.environ.get("ADAPTERTEST_CHROMIUM") or shutil.which("chromium")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    sync_api = pytest.importorskip("playwright.sync_api", reason=f"needs playwright: {INSTALL}")
+    executable = _chromium()
+    if executable is None:
+        pytest.skip(f"needs a Chromium browser: {INSTALL}")
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, args=_FLAGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture
+def page(browser: Any, report_files: list[Path], tmp_path: Path) -> Iterator[Any]:
+    html = tmp_path / "matrix.html"
+    html.write_text(render_html(load(report_files)), "utf-8")
+    context = browser.new_context(viewport={"width": 1200, "height": 900}, offline=True)
+    opened = context.new_page()
+    opened.goto(html.as_uri())
+    try:
+        yield opened
+    finally:
+        context.close()
+
+
+def test_every_cell_renders(page: Any, report_files: list[Path]) -> None:
+    matrix = load(report_files)
+    assert page.locator("td.cell").count() == len(matrix.rows) * len(matrix.columns)
+    assert page.locator("th.run").count() == 3
+    levels = page.locator("th.run .level").all_inner_texts()
+    assert levels == ["full", "none", "none"]
+    failed = page.locator('tr[data-clause="EVT-03"] td.cell').nth(1)
+    assert failed.get_attribute("data-status") == "failed"
+    assert failed.inner_text() == "✗"
+
+
+def test_filter_keeps_only_rows_that_differ(page: Any, report_files: list[Path]) -> None:
+    matrix = load(report_files)
+    rows = page.locator("tr.clause-row")
+    assert rows.evaluate_all("rs => rs.filter(r => r.offsetParent !== null).length") == len(
+        matrix.rows
+    )
+    page.check("#only-differing")
+    shown = rows.evaluate_all(
+        "rs => rs.filter(r => r.offsetParent !== null).map(r => r.dataset.clause)"
+    )
+    assert shown == list(matrix.differing)
+    assert page.locator('tr[data-clause="DRV-01"]').is_hidden()
+    assert page.locator('tr.family[data-family="DRV"]').is_hidden()
+    page.uncheck("#only-differing")
+    assert page.locator('tr[data-clause="DRV-01"]').is_visible()
+
+
+def test_diff_of_two_chosen_columns(page: Any) -> None:
+    page.select_option("#diff-a", "0")
+    page.select_option("#diff-b", "1")
+    page.click("#diff-go")
+    clauses = page.locator("#diff tr.diff-row").evaluate_all("rs => rs.map(r => r.dataset.clause)")
+    assert sorted(clauses) == ["EVT-03", "SES-04"]
+    assert "2 clause(s) differ" in page.locator("#diff").inner_text()
+    page.select_option("#diff-b", "0")
+    page.click("#diff-go")
+    assert page.locator("#diff tr.diff-row").count() == 0
+
+
+def test_click_shows_the_whole_message_and_a_long_one_keeps_the_layout(page: Any) -> None:
+    table_width = page.locator("#matrix").evaluate("t => t.getBoundingClientRect().width")
+    page.locator('tr[data-clause="EVT-03"] td.cell').nth(1).click()
+    panel = page.locator("#panel")
+    text = panel.inner_text()
+    assert "EVT-03" in text
+    assert "a second violation" in text
+    assert "\\x1b]0;owned" in text
+    assert "<script>alert(1)</script>" in text
+    assert page.evaluate("() => window.alerted === undefined")
+    # The 6,000-character message wraps inside the panel; nothing gets wider than the page.
+    assert panel.evaluate("p => p.scrollWidth <= p.clientWidth + 1")
+    viewport = page.evaluate("() => document.documentElement.clientWidth")
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= viewport
+    assert page.locator("#matrix").evaluate("t => t.getBoundingClientRect().width") == table_width
+    cell_widths = page.locator('tr[data-clause="EVT-03"] td.cell').evaluate_all(
+        "cs => cs.map(c => c.getBoundingClientRect().width)"
+    )
+    assert max(cell_widths) - min(cell_widths) < 1

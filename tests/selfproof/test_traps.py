@@ -1,0 +1,180 @@
+"""Hostile drivers for the Python traps a host pays for: a cancellation the suite never
+asked for, and vendor data nested deeper than the interpreter's recursion limit.
+
+Each runs the whole suite on both backends and checks that the suite judged the driver
+(clause-tagged failures naming what the driver did) and never failed in its own code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from typing import Any
+
+import pytest
+from mutants import FULL_OPTIONS, Rewriting
+
+from adaptertest import ClauseStatus, ConformanceReport, Options, check_driver
+from adaptertest._depth import MAX_DEPTH, depth_of
+from adaptertest.options import Backend
+from driver import EventSink, Request, Response, StreamPayload, TranscriptItem, TranscriptKind
+from referencedriver import ReferenceDriver
+
+BACKENDS: tuple[Backend, ...] = ("asyncio", "trio")
+OWN_CODE = ("please report", "in the suite", "could not be judged")
+"""Phrases of a failure in the suite's own code."""
+
+
+def _suite_faults(report: ConformanceReport) -> list[str]:
+    return [
+        message
+        for result in report
+        for message in (*result.messages, *result.notes)
+        if any(phrase in message for phrase in OWN_CODE)
+    ]
+
+
+def _by_clause(report: ConformanceReport) -> dict[str, Any]:
+    return {result.clause: result for result in report}
+
+
+# -- a cancellation nobody asked for ----------------------------------------------------------
+
+
+class CancelsItselfOnAsyncio(ReferenceDriver):
+    """Awaits a helper task it cancelled itself: the CancelledError escapes run()."""
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        helper = asyncio.ensure_future(asyncio.sleep(10))
+        helper.cancel()
+        await helper
+        raise AssertionError("unreachable")
+
+
+class CancelsItselfOnTrio(ReferenceDriver):
+    """Raises trio's Cancelled with no cancel scope of the suite's cancelled."""
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        import trio
+
+        raise trio.Cancelled._create()
+
+
+_CANCELLERS = {"asyncio": CancelsItselfOnAsyncio, "trio": CancelsItselfOnTrio}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_unrequested_cancellation_is_the_drivers_fault(backend: Backend) -> None:
+    options = Options(live_run=True, concurrent_runs=2, backend=backend, fresh_process=False)
+    report = check_driver(_CANCELLERS[backend], options)
+    results = _by_clause(report)
+    assert _suite_faults(report) == []
+    failed = {r.clause for r in report if r.status is ClauseStatus.FAILED}
+    # What any run() that raises without a Response fails, and nothing else.
+    assert failed == {"LIV-01", "FLR-01", "CON-01"}, [r.describe() for r in report]
+    for clause in ("LIV-01", "CON-01"):
+        message = results[clause].messages[0]
+        assert message.startswith(f"{clause}: ")
+        assert "Cancelled" in message
+        assert "test_traps.py:" in message  # the driver's frame
+        assert " in run" in message
+        assert "the suite did not request" in message
+    # The other live clauses are still judged, each naming why there is nothing to judge.
+    evt = results["EVT-01"]
+    assert evt.status is ClauseStatus.SKIPPED
+    assert "the live run failed (run() raised" in evt.messages[0]
+    assert "stopped at" not in evt.messages[0]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_requested_cancellation_is_still_a_timeout(backend: Backend) -> None:
+    """The suite's own deadline still reads as a timeout, not as a driver's raise."""
+
+    class Sleeps(ReferenceDriver):
+        async def run(self, request: Request, sink: EventSink) -> Response:
+            import anyio
+
+            await anyio.sleep_forever()
+            raise AssertionError("unreachable")
+
+    options = Options(live_run=True, live_run_timeout=0.2, backend=backend, fresh_process=False)
+    report = check_driver(Sleeps, options)
+    message = _by_clause(report)["LIV-01"].messages[0]
+    assert "did not return within 0.2 s" in message
+    assert "did not request" not in message
+    assert _suite_faults(report) == []
+
+
+# -- deep vendor data ---------------------------------------------------------------------------
+
+VENDOR_LEVELS = 3000
+"""Levels of vendor nesting: past Python's recursion limit, twice over (a dict and a list
+per level)."""
+
+
+def _deep(levels: int) -> object:
+    value: object = "leaf"
+    for _ in range(levels):
+        value = {"k": [value]}
+    return value
+
+
+class DeepToolInput(Rewriting):
+    """Passes a vendor's tool input through as it came: nested thousands of levels."""
+
+    def item(self, item: TranscriptItem) -> TranscriptItem:
+        if item.kind == TranscriptKind.TOOL_CALL:
+            return item.model_copy(update={"input": _deep(VENDOR_LEVELS)})
+        return item
+
+
+class DeepStructuredValue(Rewriting):
+    """Hands the structured answer's vendor wrapper back as its value."""
+
+    def respond(self, request: Request, response: Response) -> Response:
+        so = response.structured_output
+        if so is None:
+            return response
+        deep = so.model_copy(update={"value": _deep(VENDOR_LEVELS)})
+        return response.model_copy(update={"structured_output": deep})
+
+
+class DeepPayloadRaw(Rewriting):
+    """Keeps the vendor's raw event on every payload (judged, never compared)."""
+
+    def stream(self, payload: StreamPayload) -> list[StreamPayload]:
+        return [payload.model_copy(update={"raw": {"vendor": _deep(VENDOR_LEVELS)}})]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(
+    ("factory", "failing", "depth"),
+    [
+        # The item is one level more: the value sits inside it.
+        (DeepToolInput, {"RUN-04", "CON-01"}, 2 * VENDOR_LEVELS + 1),
+        (DeepStructuredValue, {"SO-02"}, 2 * VENDOR_LEVELS),
+        (DeepPayloadRaw, set(), 0),
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
+def test_deep_vendor_data_is_judged_not_crashed_on(
+    factory: type[Rewriting], failing: set[str], depth: int, backend: Backend
+) -> None:
+    options = dataclasses.replace(FULL_OPTIONS, fresh_process=False, backend=backend)
+    report = check_driver(factory, options)
+    assert _suite_faults(report) == []
+    failed = {r.clause: r.messages for r in report if r.status is ClauseStatus.FAILED}
+    assert set(failed) == failing, [r.describe() for r in report]
+    for clause, messages in failed.items():
+        assert messages[0].startswith(f"{clause}: ")
+        assert f"nested {depth} levels deep" in messages[0], messages[0]
+        assert f"at most {MAX_DEPTH} levels" in messages[0]
+
+
+def test_depth_is_measured_without_recursion() -> None:
+    assert depth_of("leaf") == 0
+    assert depth_of({"a": [1, 2]}) == 2
+    assert depth_of(_deep(50_000)) == 100_000
+    cycle: list[object] = []
+    cycle.append(cycle)
+    assert depth_of(cycle) == 1
