@@ -50,7 +50,7 @@ from adaptertest.options import Options
 from adaptertest.recording import Chunk, Recording
 from driver.events import StreamKind, StreamPayload
 from driver.run import SessionState, Usage
-from referencedriver import ReferenceConfig, new_reference_driver
+from referencedriver import ReferenceConfig, ReferenceModel, new_reference_driver
 
 # -- figures -------------------------------------------------------------------------------
 
@@ -480,8 +480,9 @@ CLI_ARGS: Final = ("-m", "adaptertest", "check", "referencedriver:new_reference_
 CONCURRENT_RUNS: Final = 4
 
 
-def full_options() -> Options:
-    """Options turning every probe on for the reference driver (each clause is judged)."""
+def full_options(model: ReferenceModel | None = None) -> Options:
+    """Options turning every probe on for the reference driver (each clause is judged);
+    ``model`` is the scripted model whose requests SYS-02 reads."""
     keys = ("cwd", "workspace_id")
     seed = SessionState(
         resume_id="bench-session", data={"cwd": "workspace-a", "workspace_id": "ws-1"}
@@ -498,6 +499,7 @@ def full_options() -> Options:
         live_run=True,
         live_structured_output=True,
         concurrent_runs=CONCURRENT_RUNS,
+        model_requests=None if model is None else model.requests_so_far,
     )
 
 
@@ -521,9 +523,10 @@ def check_once() -> tuple[float, list[str]]:
     """One check_driver call with every option: its seconds and the clauses not passed."""
     from adaptertest._suite import check_driver
 
-    options = full_options()
+    model = ReferenceModel()
+    options = full_options(model)
     start = time.perf_counter()
-    report = check_driver(new_reference_driver, options)
+    report = check_driver(lambda: new_reference_driver(model=model), options)
     took = time.perf_counter() - start
     return took, [f"{r.clause} {r.status.value}" for r in report if r.status.value != "passed"]
 
