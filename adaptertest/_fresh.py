@@ -29,13 +29,10 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from adaptertest.options import DEFAULT_SESSION_STATE, Options
 from driver.run import SessionState
-
-if TYPE_CHECKING:
-    from adaptertest._probe import ProbeContext
 
 __all__ = [
     "FRESH_EXTRA_KEYS",
@@ -198,33 +195,6 @@ def start_for(factory: object, options: Options) -> Future[FreshResult] | str | 
         return unavailable_reason(factory)
     seed = options.session_state if options.session_state is not None else DEFAULT_SESSION_STATE
     return prefetch(ref, fresh_states(seed), options.probe_timeout)
-
-
-def probe_fresh_process(ctx: ProbeContext) -> None:
-    """The ``fresh_process`` probe: SES-05 and CAP-01 against a fresh interpreter's values.
-
-    Adds to the verdicts of the codec and capability probes; a driver without resume has
-    nothing to compare, and a skipped check is a note on both clauses.
-    """
-    from adaptertest.cap import check_fresh_fingerprint
-    from adaptertest.ses import check_fresh_guard
-
-    if not ctx.descriptor.sessions.supports_resume:
-        return
-    found = for_suite(ctx.factory, ctx.options)
-    if found is None:
-        return
-    if isinstance(found, str) or found.error is not None:
-        why = (
-            found
-            if isinstance(found, str)
-            else f"not checked in a fresh interpreter: {found.error}"
-        )
-        for clause in ("SES-05", "CAP-01"):
-            ctx.note(f"{clause} {why}", clauses=[clause])
-        return
-    check_fresh_guard(ctx, found)
-    check_fresh_fingerprint(ctx, found)
 
 
 # -- running the child --------------------------------------------------------------------

@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
+from adaptertest._details import show_details
+from adaptertest._screen import screen
 from adaptertest._suite import Suite
 from adaptertest.clauses import CLAUSES, Clause
 from adaptertest.options import Options
-from adaptertest.pytest_plugin import show_details
 from adaptertest.report import ClauseResult, ClauseStatus
 
 SUITE_ATTRIBUTE = "_adaptertest_suite"
@@ -96,7 +97,7 @@ _DETAILS = (
 def _settle(result: ClauseResult, nodeid: str) -> None:
     """Turn one clause result into the pytest outcome of its item."""
     if result.status is ClauseStatus.SKIPPED:
-        pytest.skip(result.messages[0] if result.messages else f"{result.clause} skipped")
+        pytest.skip(screen(result.messages[0]) if result.messages else f"{result.clause} skipped")
     if result.status in (ClauseStatus.FAILED, ClauseStatus.XFAILED):
         pytest.fail(result.describe(rerun_hint(nodeid, result.clause), _DETAILS), pytrace=False)
     if result.status is ClauseStatus.XPASSED:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import json
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -17,11 +16,12 @@ from typing import Any
 
 from pydantic import BaseModel, SecretBytes, SecretStr
 
-from adaptertest import _fresh as fresh
 from adaptertest._calls import CallRunner, Outcome, describe_error, describe_hang, driver_traceback
+from adaptertest._fresh import start_for
 from adaptertest._imports import import_attr
 from adaptertest._probe import ProbeAbort, ProbeContext, ProbeRecord
 from adaptertest._runinfo import now_utc, run_info
+from adaptertest._screen import SECRET_MASK, ordered, screen
 from adaptertest._violation import render
 from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES, PROBES, clause_ids
 from adaptertest.options import Options
@@ -47,7 +47,7 @@ PROBE_FUNCTIONS: dict[str, tuple[str, str]] = {
     "live_structured_output": ("adaptertest.liv", "probe_live_structured_output"),
     "concurrent_runs": ("adaptertest.con", "probe_concurrent_runs"),
     "drift": ("adaptertest.dft", "probe_drift"),
-    "fresh_process": ("adaptertest._fresh", "probe_fresh_process"),
+    "fresh_process": ("adaptertest.ses", "probe_fresh_process"),
     "system_prompt": ("adaptertest.sysprompt", "probe_system_prompt"),
 }
 """Probe name -> (family module, function): where the code that judges it lives.
@@ -61,9 +61,6 @@ def probe_function(name: str) -> Probe:
     module, attr = PROBE_FUNCTIONS[name]
     function: Probe = import_attr(module, attr)
     return function
-
-
-SECRET_MASK = "[secret withheld]"
 
 
 class Suite:
@@ -303,18 +300,16 @@ class Suite:
         with self._lock:
             self._setup()
         if self._descriptor is not None and self._descriptor.sessions.supports_resume:
-            fresh.start_for(self.factory, self.options)
+            start_for(self.factory, self.options)
 
     def scrub(self, text: str) -> str:
-        """Remove every secret value from ``text``: whole, escaped, or cut short (and
-        withhold any provider text a probe left marked)."""
-        text = render(text, show=False)
-        for secret in self._secrets:
-            for form in _spellings(secret):
-                text = text.replace(form, SECRET_MASK)
-                text = _mask_truncated(text, form)
-        return text
+        """Remove every secret value from ``text`` (those of ``Options`` and of the
+        environment's secret-named variables: whole, escaped, or cut short), withhold any
+        provider text a probe left marked, and escape control characters."""
+        return screen(render(text, show=False), self._secrets)
 
+
+__all__ = ["PROBE_FUNCTIONS", "SECRET_MASK", "Suite", "check_driver", "probe_function"]
 
 _UNTAGGED = frozenset({"fresh_process"})
 
@@ -323,26 +318,6 @@ def _tag(message: str, clause: str, probe: str) -> str:
     """``message`` with the probe that observed it, right after the clause ID."""
     head = f"{clause}: "
     return f"{head}[{probe}] {message.removeprefix(head)}"
-
-
-def _spellings(secret: str) -> tuple[str, ...]:
-    """The ways a message may spell ``secret``: as is, or escaped by repr or JSON."""
-    return tuple(dict.fromkeys((secret, repr(secret)[1:-1], json.dumps(secret)[1:-1])))
-
-
-_CUT_MARKERS = ("'...", '"...', "...", "\u2026")
-
-
-def _mask_truncated(text: str, secret: str) -> str:
-    """Mask a leading part of ``secret`` left where a long value was cut off."""
-    if not any(marker in text for marker in _CUT_MARKERS):
-        return text
-    for size in range(len(secret) - 1, 3, -1):
-        head = secret[:size]
-        for marker in _CUT_MARKERS:
-            if head + marker in text:
-                text = text.replace(head + marker, SECRET_MASK + marker)
-    return text
 
 
 def _select(only: Iterable[str] | None) -> set[str]:
@@ -387,8 +362,7 @@ def _collect_secrets(options: Options) -> tuple[str, ...]:
                 walk(getattr(value, name, None))
 
     walk(options.config)
-    # Longest first, so a secret containing another is masked whole.
-    return tuple(sorted({s for s in found if len(s) >= 3}, key=len, reverse=True))
+    return ordered(s for s in found if len(s) >= 3)
 
 
 def check_driver(

@@ -538,7 +538,8 @@ CLAUSES: tuple[Clause, ...] = (
     _c(
         "RSP-03",
         "output is not a stdout dump",
-        "output is the final answer, never the raw JSONL stdout.",
+        "output is the final answer, never protocol: not stdout's JSON lines (all or part, "
+        "with or without the trailing newline, LF or CRLF), nor the terminal JSON line alone.",
         L,
         *_BOTH_LIVE,
     ),
@@ -566,6 +567,27 @@ CLAUSES: tuple[Clause, ...] = (
         "failure included), emit nothing after returning, and no payload of one run "
         "reaches another's sink.",
         L,
+        "concurrent_runs",
+        extension=True,
+    ),
+    # --- RCV: Python extension clauses ------------------------------------------------
+    _c(
+        "RCV-01",
+        "emitted values stay as emitted",
+        "No stream payload or run event (its transcript item included) changes after it "
+        "reached the sink: the sink may keep the object, so it is never edited or reused.",
+        L,
+        *_BOTH_LIVE,
+        "concurrent_runs",
+        extension=True,
+    ),
+    _c(
+        "RCV-02",
+        "returned responses stay as returned",
+        "The Response run() returned does not change afterwards, and the responses of "
+        "concurrent runs share no mutable object (a checkpoint state, a dict, a list).",
+        L,
+        *_BOTH_LIVE,
         "concurrent_runs",
         extension=True,
     ),

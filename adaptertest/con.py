@@ -35,6 +35,7 @@ from adaptertest.liv import (
 )
 from adaptertest.obs import demand_for
 from adaptertest.options import Options
+from adaptertest.rcv import shared_objects
 from adaptertest.rsp import verify_outcome
 from adaptertest.run import verify_run_events, verify_transcript_mirror
 from adaptertest.sink import RecordingSink
@@ -111,6 +112,11 @@ def probe_concurrent_runs(ctx: ProbeContext) -> None:
     results: dict[int, LiveRun] = outcome.value
     rich, capability = stream_plan(ctx)
     owners = {pristine[i].run_id: i for i in indices}
+    ctx.judge("RCV-01", "RCV-02")
+    for i in indices:
+        for violation in results[i].received_violations(f"run {i}'s run()"):
+            ctx.fail(violation.clause, f"run {i}: {violation.message}")
+    ctx.report(shared_objects({i: results[i].returned for i in indices}))
     for i in indices:
         verdicts = LiveVerdicts(ctx, structured=False, into="CON-01", label=f"run {i}")
         verdicts.run = results[i]
@@ -165,7 +171,7 @@ def _judge_run(
     else:
         verdicts.report(verify_observation_sequence(result.stream))
     if response is not None:
-        verdicts.report(verify_transcript_mirror(result.events, response.transcript))
+        verdicts.report(verify_transcript_mirror(result.events_now, response.transcript))
 
 
 def _crosstalk(verdicts: LiveVerdicts, result: LiveRun, own: str, owners: dict[str, int]) -> None:

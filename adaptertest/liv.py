@@ -47,6 +47,7 @@ from adaptertest.evt import (
 from adaptertest.flr import verify_clean_failure, verify_expected_failure
 from adaptertest.obs import demand_for, verify_observation_support
 from adaptertest.options import DEFAULT_LIVE_PROMPT
+from adaptertest.rcv import snapshot, verify_received, verify_returned
 from adaptertest.rsp import is_valid_json, trim_space, verify_checkpoint_codec, verify_outcome
 from adaptertest.run import verify_run_events, verify_transcript_mirror
 from adaptertest.sink import RecordingSink
@@ -380,6 +381,16 @@ class LiveRun:
     late: int = 0
     late_delays: tuple[float, float] = (0.0, 0.0)
     sink: RecordingSink | None = None
+    returned: object = None
+    """The object ``run`` returned itself; ``value`` is its snapshot at the return."""
+    emitted_events: list[tuple[RunEvent, RunEvent]] = field(default_factory=list)
+    emitted_stream: list[tuple[StreamPayload, StreamPayload]] = field(default_factory=list)
+
+    @property
+    def events_now(self) -> list[RunEvent]:
+        """The emitted run events as they are now (the mirror compares these with the
+        transcript; RCV-01 reports any difference from what was emitted)."""
+        return [now for _, now in self.emitted_events]
 
     @property
     def response(self) -> Response | None:
@@ -408,6 +419,15 @@ class LiveRun:
         self.stream = sink.stream
         self.late = sink.late_count
         self.late_delays = sink.late_delays
+        self.emitted_events = sink.emitted_events
+        self.emitted_stream = sink.emitted_stream
+
+    def received_violations(self, label: str = "run()") -> list[Violation]:
+        """RCV-01 and RCV-02: what was emitted or returned changed afterwards."""
+        return [
+            *verify_received(self.emitted_events, self.emitted_stream),
+            *verify_returned(self.returned, self.value, label),
+        ]
 
 
 async def run_once(
@@ -425,7 +445,9 @@ async def run_once(
             value = run(request, sink)
             if inspect.isawaitable(value):
                 value = await value
-            result.value = value
+            # Judged as it was at the return; RCV-02 compares it with the object later.
+            result.returned = value
+            result.value = snapshot(value)
         except BaseException as exc:
             if not is_driver_fault(exc) and not is_unrequested_cancel(exc, scope):
                 raise
@@ -790,6 +812,7 @@ def probe_live_run(ctx: ProbeContext) -> None:
         rich, capability = stream_plan(ctx)
         failed = _judge_outcome(ctx, verdicts, result, result.stream if rich else None)
         _judge_late(ctx, verdicts, result)
+        verdicts.report(result.received_violations(), judge=("RCV-01", "RCV-02"))
         verdicts.report(verify_run_events(result.events), judge=_RUN_EVENT_CLAUSES)
         _judge_stream(ctx, verdicts, result, rich, capability)
         support = ctx.descriptor.observation.streaming
@@ -802,7 +825,8 @@ def probe_live_run(ctx: ProbeContext) -> None:
             ctx.skip(("RUN-04",), f"the live run failed ({failed}), so there is no transcript")
         else:
             verdicts.report(
-                verify_transcript_mirror(result.events, response.transcript), judge=("RUN-04",)
+                verify_transcript_mirror(result.events_now, response.transcript),
+                judge=("RUN-04",),
             )
         if failed or response is None:
             _skip_success_clauses(ctx, failed, ("LIV-02", "LIV-03", "RSP-04", "SES-09"))
@@ -897,6 +921,7 @@ def probe_live_structured_output(ctx: ProbeContext) -> None:
         result = _execute(ctx, verdicts, request, pristine)
         failed = _judge_outcome(ctx, verdicts, result, None)
         _judge_late(ctx, verdicts, result)
+        verdicts.report(result.received_violations(), judge=("RCV-01", "RCV-02"))
         if not _nothing_streamed(ctx, result, FACTS_CLAUSES):
             verdicts.report(verify_observation_sequence(result.stream), judge=FACTS_CLAUSES)
         support = ctx.descriptor.observation.batch

@@ -56,13 +56,12 @@ from pathlib import Path
 from types import FrameType
 from typing import BinaryIO
 
+from adaptertest._screen import MIN_SECRET as MIN_SECRET
 from adaptertest.recording import DEFAULT_MARKER, STDERR, STDOUT, Chunk, Recording
 from adaptertest.replay import exit_status, finish
-from driver.secret_names import is_secret_name
+from driver.secret_names import is_secret_name as is_secret_name
 
 PROG = "adaptertest record"
-MIN_SECRET = 4
-"""Values shorter than this are not replaced: ``"1"`` or ``"dev"`` would wreck the output."""
 HOME_MARKER = "~"
 DRAIN_SECONDS = 1.0
 """How long to keep reading after the command exits while a process it started still
@@ -496,8 +495,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="VALUE",
-        help=f"also replace VALUE by {DEFAULT_MARKER} (repeatable; at least {MIN_SECRET} "
-        "characters)",
+        help=f"also replace VALUE by {DEFAULT_MARKER} (repeatable; a value under {MIN_SECRET} "
+        "characters is left alone, with a notice, as environment values are)",
     )
     parser.add_argument(
         "--no-redact",
@@ -559,12 +558,6 @@ def _check(ns: argparse.Namespace) -> None:
         raise UsageError("no command to record: put it after --, e.g. OUT -- claude -p hi")
     if ns.no_redact and ns.secret:
         raise UsageError("--secret and --no-redact contradict each other")
-    for number, value in enumerate(ns.secret, start=1):
-        if len(value) < MIN_SECRET:
-            raise UsageError(
-                f"--secret #{number} is shorter than {MIN_SECRET} characters: replacing it "
-                "would garble the recording"
-            )
     out: Path = ns.out
     parent = out.parent
     if not parent.is_dir():
@@ -670,7 +663,11 @@ def _run(
     else:
         status = f"exit status {recording.exit_code}"
     redacted = ", ".join(recording.redactions) or "nothing found"
-    notice(f"wrote {ns.out}: {len(recording.chunks)} chunks, {status}; redacted: {redacted}")
+    from adaptertest.report import plural
+
+    notice(
+        f"wrote {ns.out}: {plural(len(recording.chunks), 'chunk')}, {status}; redacted: {redacted}"
+    )
     if ns.no_redact:
         notice("--no-redact: secrets were kept; check the file before sharing it")
     return recording.returncode

@@ -6,6 +6,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from adaptertest._screen import screen
 from adaptertest._violation import WITHHELD
 from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES, Clause, Mode
 
@@ -41,6 +42,15 @@ def rerun_hint(clause: str) -> str:
     return f"pytest -k {clause}  (or: python -m adaptertest check ... --clause {clause})"
 
 
+UNKNOWN_DRIVER = "driver type unknown (see DRV-01)"
+"""What a report names when no driver gave its type (the factory or descriptor() failed)."""
+
+
+def plural(count: int, noun: str, many: str = "") -> str:
+    """``1 chunk``, ``2 chunks`` (``many`` for an irregular plural)."""
+    return f"{count} {noun if count == 1 else many or noun + 's'}"
+
+
 DETAILS_HINT = "rerun with Options(show_live_details=True) to see the withheld provider text"
 """The generic advice for a message with withheld text; front ends name their own flag."""
 
@@ -73,7 +83,7 @@ class ClauseResult:
                 line = line[len(prefix) :]
                 break
         more = len(self.messages) - 1
-        return f"{line} (+{more} more)" if more else line
+        return screen(f"{line} (+{more} more)" if more else line)
 
     @property
     def withheld(self) -> bool:
@@ -97,7 +107,7 @@ class ClauseResult:
             lines.append(f"  details: {details}")
         # Notes (the live diagnostic, a driver traceback) come after the readable lines.
         lines.extend(f"  note: {n}" for n in self.notes)
-        return "\n".join(lines)
+        return screen("\n".join(lines))
 
 
 @dataclass(frozen=True, slots=True)

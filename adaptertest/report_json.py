@@ -12,6 +12,7 @@ from importlib import resources
 from typing import Any, Literal
 
 from adaptertest import __version__
+from adaptertest._screen import screen
 from adaptertest.clauses import CLAUSES
 from adaptertest.report import ClauseResult, ConformanceReport, RunInfo
 
@@ -36,8 +37,8 @@ def clause_to_json(result: ClauseResult) -> dict[str, Any]:
         "mode": info.mode.value,
         "extension": info.extension,
         "status": result.status.value,
-        "messages": list(result.messages),
-        "notes": list(result.notes),
+        "messages": [screen(m) for m in result.messages],
+        "notes": [screen(n) for n in result.notes],
         "duration": round(max(result.duration, 0.0), 6),
     }
 
@@ -49,14 +50,14 @@ def driver_to_json(
     order = {c.id: i for i, c in enumerate(CLAUSES)}
     results = sorted(report.results, key=lambda r: order[r.clause])
     entry: dict[str, Any] = {
-        "name": name or report.driver_type,
-        "driver_type": report.driver_type,
+        "name": screen(name or report.driver_type),
+        "driver_type": screen(report.driver_type),
         "level": report.level.value if report.level is not None else None,
         "complete": report.complete,
         "ok": report.ok,
         "duration": round(max(report.duration, 0.0), 6),
         "counts": {status.value: n for status, n in report.counts().items()},
-        "notes": list(report.notes),
+        "notes": [screen(n) for n in report.notes],
         "clauses": [clause_to_json(r) for r in results],
     }
     if nodeid is not None:

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TypeVar
 
 from adaptertest._calls import describe_error, describe_hang
+from adaptertest._fresh import FreshResult, for_suite
 from adaptertest._probe import ProbeContext
 from adaptertest._property import falsified_by_clause, falsified_for, property_settings
 from adaptertest.options import DEFAULT_SESSION_STATE
@@ -33,8 +34,6 @@ from driver.session import SessionParams
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
-
-    from adaptertest._fresh import FreshResult
 
 __all__ = ["CODEC_CLAUSES", "MUTATION_SUFFIX", "PROPERTY_CLAUSES", "probe_session_codec"]
 
@@ -281,42 +280,48 @@ def _check_laws(
         str,
     )
     if repeat != guard:
-        found.append(f"guard_fingerprint(params) returned {_short(guard)}, then {_short(repeat)}")
-    fresh = checker.call(
-        "SES-05",
-        f"to_params(fresh copy of {what})",
-        codec.to_params,
-        state.model_copy(deep=True),
-        SessionParams,
-    )
-    fresh_guard = checker.call(
-        "SES-05",
-        f"guard_fingerprint(to_params(fresh copy of {what}))",
-        codec.guard_fingerprint,
-        fresh,
-        str,
-    )
-    if fresh_guard != guard:
         found.append(
-            f"guard_fingerprint differs for to_params of a fresh copy of the {what}: "
-            f"{_short(guard)} vs {_short(fresh_guard)}"
+            f"guard_fingerprint(params) returned {_short(guard)}, then {_short(repeat)} for the "
+            "same params: a guard must be deterministic (no random values, clock, id() or "
+            "object addresses)"
         )
-    if len(params.values) > 1:
-        other_order = reordered(params)
-        other_guard = checker.call(
+    else:  # deterministic: then equal params in any shape must give the same guard
+        fresh = checker.call(
             "SES-05",
-            "guard_fingerprint(params with values inserted in reverse order)",
+            f"to_params(fresh copy of {what})",
+            codec.to_params,
+            state.model_copy(deep=True),
+            SessionParams,
+        )
+        fresh_guard = checker.call(
+            "SES-05",
+            f"guard_fingerprint(to_params(fresh copy of {what}))",
             codec.guard_fingerprint,
-            other_order,
+            fresh,
             str,
         )
-        if other_guard != guard:
+        if fresh_guard != guard:
             found.append(
-                "guard_fingerprint differs for equal params whose values were inserted in "
-                f"another order (keys {_keys(list(params.values))} vs "
-                f"{_keys(list(other_order.values))}): {_short(guard)} vs {_short(other_guard)}; "
-                "a guard must not depend on dict insertion order (sort the keys)"
+                f"guard_fingerprint differs for to_params of a fresh copy of the {what}: "
+                f"{_short(guard)} vs {_short(fresh_guard)}"
             )
+        if len(params.values) > 1:
+            other_order = reordered(params)
+            other_guard = checker.call(
+                "SES-05",
+                "guard_fingerprint(params with values inserted in reverse order)",
+                codec.guard_fingerprint,
+                other_order,
+                str,
+            )
+            if other_guard != guard:
+                found.append(
+                    "guard_fingerprint differs for equal params whose values were inserted in "
+                    f"another order (keys {_keys(list(params.values))} vs "
+                    f"{_keys(list(other_order.values))}): {_short(guard)} vs "
+                    f"{_short(other_guard)}; a guard must not depend on dict insertion order "
+                    "(sort the keys)"
+                )
     checker.problems("SES-05", found)
 
     if guard_keys:
@@ -738,3 +743,29 @@ def check_fresh_guard(ctx: ProbeContext, found: FreshResult) -> None:
                 "or anything else that changes when the host restarts",
             )
             return
+
+
+def probe_fresh_process(ctx: ProbeContext) -> None:
+    """The ``fresh_process`` probe: SES-05 and CAP-01 against a fresh interpreter's values.
+
+    Adds to the verdicts of the codec and capability probes; a driver without resume has
+    nothing to compare, and a skipped check is a note on both clauses.
+    """
+    from adaptertest.cap import check_fresh_fingerprint
+
+    if not ctx.descriptor.sessions.supports_resume:
+        return
+    found = for_suite(ctx.factory, ctx.options)
+    if found is None:
+        return
+    if isinstance(found, str) or found.error is not None:
+        why = (
+            found
+            if isinstance(found, str)
+            else f"not checked in a fresh interpreter: {found.error}"
+        )
+        for clause in ("SES-05", "CAP-01"):
+            ctx.note(f"{clause} {why}", clauses=[clause])
+        return
+    check_fresh_guard(ctx, found)
+    check_fresh_fingerprint(ctx, found)

@@ -27,10 +27,11 @@ It runs the provider, so both clauses need ``live_run=True``.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from adaptertest._calls import describe_error, describe_hang
-from adaptertest._probe import ProbeContext
+from adaptertest._probe import ProbeAbort, ProbeContext
 from adaptertest.liv import LiveRun, error_type, live_request, outcome_summary, run_on_loop
 from adaptertest.obs import verify_observation_support
 from adaptertest.options import ModelRequest, Options
@@ -223,6 +224,17 @@ def _snapshot(ctx: ProbeContext, label: str) -> list[ModelRequest] | str:
         )
 
 
+def _stopper(ctx: ProbeContext) -> Callable[[str, str], NoReturn]:
+    """Ends the probe when the suite could not run the driver at all (no ``run``, or a
+    call that ignored cancellation): LIV-01 judges that, so the SYS clauses are skipped."""
+
+    def stop(clause: str, message: str) -> NoReturn:
+        ctx.skip((*_SYS, "OBS-01"), f"{message}, so nothing can be judged (see LIV-01)")
+        raise ProbeAbort(clause)
+
+    return stop
+
+
 def probe_system_prompt(ctx: ProbeContext) -> None:
     """Run the live request with a canary append and judge SYS-01, SYS-02 and OBS-01."""
     options = ctx.options
@@ -242,7 +254,7 @@ def probe_system_prompt(ctx: ProbeContext) -> None:
         else:
             before = got
     request = system_prompt_request(options, text)
-    result = run_on_loop(ctx, request, "SYS-01", "run() with an append")
+    result = run_on_loop(ctx, request, "SYS-01", "run() with an append", fail=_stopper(ctx))
     if result.error is not None:
         ctx.trace(result.error, clauses=("SYS-01",))
     if declared:
@@ -251,7 +263,8 @@ def probe_system_prompt(ctx: ProbeContext) -> None:
         if failed:
             # Did the append break it? A plain run tells; without one, LIV-01 judges it.
             plain = system_prompt_request(options, "")
-            without = _failure(run_on_loop(ctx, plain, "SYS-01", "run()"), options.live_run_timeout)
+            again = run_on_loop(ctx, plain, "SYS-01", "run()", fail=_stopper(ctx))
+            without = _failure(again, options.live_run_timeout)
             if without:
                 ctx.skip(
                     (*_SYS, "OBS-01"),

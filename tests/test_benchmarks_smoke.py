@@ -222,3 +222,14 @@ def test_drift_figures_time_a_small_probe() -> None:
     assert probe.target == "< 5 s"
     assert "not passed" not in probe.detail, probe.detail
     assert "driver runs (variants: 1 per clause and recording; plus the baselines)" in probe.detail
+
+
+def test_fresh_check_figures_measure_the_uncached_check_and_the_opt_out() -> None:
+    figures = bench.fresh_check_figures(repeats=1)
+    assert [f.name for f in figures] == [
+        "check_driver, every option, fresh-interpreter check uncached",
+        "check_driver, every option, Options(fresh_process=False)",
+    ]
+    for figure in figures:
+        _well_formed(figure)
+    assert "the fresh interpreter alone: median" in figures[0].detail

@@ -12,7 +12,8 @@ its command line and a parser for its format.
 - ``_config.py``: :class:`CLIConfig`, the fields every CLI driver is built with (its
   environment and home included), and the masking of secret values.
 - ``_driver.py``: :class:`CLIDriver`, the driver methods a subclass configures.
-- ``_process.py``: spawning the CLI, reading its pipes, the deadline.
+- ``_process.py``: spawning the CLI, reading its pipes, the deadline, ending what it
+  started, keeping stdout once and stderr capped.
 - ``_emit.py``: stream payloads (whole blocks or token deltas, vendor kinds), run
   events and transcript, with lifecycle bookkeeping.
 - ``_jsonl.py``: :class:`JsonlParser` (line reading, failure order) and field helpers.
@@ -46,8 +47,11 @@ from driver.clikit._probes import cli_config_schema, program_report
 from driver.clikit._process import (
     DRAIN_SECONDS,
     KILL_GRACE_SECONDS,
+    STDERR_KEEP,
+    TERMINAL_GRACE_SECONDS,
     LineFramer,
     ProcessOutcome,
+    StderrKeeper,
     run_cli,
 )
 from driver.clikit._structured import (
@@ -61,6 +65,7 @@ from driver.clikit._structured import (
 from driver.clikit._turn import (
     GUARDED_KEYS,
     MetadataSource,
+    SessionCarry,
     SessionMismatchError,
     StreamParser,
     run_turn,
@@ -72,7 +77,9 @@ __all__ = [
     "GUARDED_KEYS",
     "KILL_GRACE_SECONDS",
     "REDACTED",
+    "STDERR_KEEP",
     "STDERR_TAIL",
+    "TERMINAL_GRACE_SECONDS",
     "BlockKind",
     "CLIConfig",
     "CLIDriver",
@@ -83,7 +90,9 @@ __all__ = [
     "ProcessOutcome",
     "ResumeCodec",
     "RunOutput",
+    "SessionCarry",
     "SessionMismatchError",
+    "StderrKeeper",
     "StreamParser",
     "StructuredSource",
     "cli_config_schema",

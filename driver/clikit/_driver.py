@@ -39,6 +39,7 @@ from driver.clikit._codec import ResumeCodec
 from driver.clikit._config import CLIConfig, masked_env
 from driver.clikit._emit import RunOutput
 from driver.clikit._probes import cli_config_schema, program_report
+from driver.clikit._process import TERMINAL_GRACE_SECONDS
 from driver.clikit._structured import NativeSchema, native_schema, schema_file
 from driver.clikit._turn import StreamParser, run_turn
 
@@ -72,14 +73,19 @@ class CLIDriver(ABC, Generic[ConfigT]):
     schema_in_file: ClassVar[bool] = False
     """The CLI reads a native output schema from a file (a temporary one is written for
     the run and removed after it), not from its command line."""
-    system_prompt_flags: ClassVar[tuple[str, ...]] = ()
-    """Options of the CLI that set its own system prompt (``--system-prompt`` ...): an
-    ``extra_args`` entry equal to one, or starting with one, makes a run with an appended
-    system prompt fail with ``conflicting_extra_args``."""
     supported_cli_versions: ClassVar[str] = ""
     """The CLI releases this driver supports, as a range such as ``">=2.1.323,<2.2"``;
     empty means undeclared. ``adaptertest sweep --supported MODULE:CLASS`` marks the
     releases outside it."""
+
+    terminal_grace: ClassVar[float] = TERMINAL_GRACE_SECONDS
+    """Seconds the CLI may keep running after its terminal line (background tasks, MCP
+    servers) before it is ended; the run keeps what the terminal line says, and the
+    response's metadata notes the end (``ended_after_terminal``)."""
+    system_prompt_flags: ClassVar[tuple[str, ...]] = ()
+    """Options of the CLI that set its own system prompt (``--system-prompt`` ...): an
+    ``extra_args`` entry equal to one, or starting with one, makes a run with an appended
+    system prompt fail with ``conflicting_extra_args``."""
 
     def __init__(self, config_type: type[ConfigT], config: ConfigT | None) -> None:
         """``config_type`` is the subclass's config; None means its defaults."""
@@ -264,6 +270,7 @@ class CLIDriver(ABC, Generic[ConfigT]):
                 timeout=config.timeout,
                 parser=lambda out: self.stream_parser(out, model=model),
                 structured=native is not None,
+                terminal_grace=self.terminal_grace,
             )
 
     def _with_system_prompt(

@@ -7,6 +7,7 @@ command line and the format) comes in as the ``argv`` builder and a
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol, runtime_checkable
@@ -39,10 +40,17 @@ from driver import (
     Usage,
 )
 from driver.clikit._emit import RunOutput
-from driver.clikit._process import ProcessOutcome, run_cli
+from driver.clikit._process import TERMINAL_GRACE_SECONDS, ProcessOutcome, run_cli
 from driver.clikit._structured import StructuredSource, judge_structured
 
-__all__ = ["GUARDED_KEYS", "MetadataSource", "SessionMismatchError", "StreamParser", "run_turn"]
+__all__ = [
+    "GUARDED_KEYS",
+    "MetadataSource",
+    "SessionCarry",
+    "SessionMismatchError",
+    "StreamParser",
+    "run_turn",
+]
 
 GUARDED_KEYS = (SESSION_PARAM_CWD, SESSION_PARAM_PROFILE_FINGERPRINT)
 """Session values that must match before a stored session may be resumed."""
@@ -103,6 +111,22 @@ class MetadataSource(Protocol):
         """String facts about the run, read once the process has ended."""
 
 
+@runtime_checkable
+class SessionCarry(Protocol):
+    """A parser that carries facts of its own from one run of a session to the next.
+
+    Codex reports the thread's running token total on resume; its parser keeps the
+    total in the checkpoint and reports the difference. Keys are the parser's own
+    (namespaced, e.g. ``codex.thread_usage``) and never one of :data:`GUARDED_KEYS`.
+    """
+
+    def resume_from(self, data: Mapping[str, str]) -> None:
+        """Called before the first line with the stored session's data."""
+
+    def session_data(self) -> dict[str, str]:
+        """What the checkpoint of a successful run keeps, merged into its data."""
+
+
 async def run_turn(
     request: Request,
     sink: EventSink,
@@ -115,6 +139,7 @@ async def run_turn(
     timeout: float,
     parser: Callable[[RunOutput], StreamParser],
     structured: bool = False,
+    terminal_grace: float = TERMINAL_GRACE_SECONDS,
 ) -> Response:
     """Run the CLI once for ``request`` and return what its output says.
 
@@ -128,6 +153,13 @@ async def run_turn(
     ``request.output_schema`` natively: its answer is validated against the schema,
     and a missing or invalid one fails an otherwise successful run (unless the
     schema's ``on_invalid`` is ``return_invalid``).
+
+    A CLI still running ``terminal_grace`` seconds after its terminal line is
+    ended and the run judged as if it had exited then: the terminal line decides
+    (a success stays one, with its checkpoint), ``exit_code``/``signal`` are those
+    of that clean end, and ``metadata`` records what happened
+    (``ended_after_terminal``, ``ended_by``). A stderr longer than the kit keeps
+    is cut in the middle: ``metadata`` has ``stderr_bytes`` and ``stderr_cut``.
     """
     state = request.session.state if request.session is not None else None
     resume_id = state.resume_id if state is not None else ""
@@ -140,6 +172,8 @@ async def run_turn(
     command = list(argv(resume_id))
     out = RunOutput(sink, streaming=request.streaming, run_id=request.run_id, thread_id=resume_id)
     stream_parser = parser(out)
+    if state is not None and isinstance(stream_parser, SessionCarry):
+        stream_parser.resume_from(state.data)
     out.event(
         RunEvent(
             type=RunEventType.INVOCATION,
@@ -161,6 +195,8 @@ async def run_turn(
             on_spawn=spawned,
             on_chunk=out.chunk,
             on_line=stream_parser.feed,
+            finished=lambda: stream_parser.terminal is not None,
+            terminal_grace=terminal_grace,
         )
     except OSError as exc:
         not_started = RunFailure(
@@ -179,17 +215,22 @@ async def run_turn(
         out.fail(RunFailure(code=FailureCode.CANCELLED, message="run cancelled"))
         raise
 
+    lifecycle = {
+        "exit_code": str(outcome.exit_code),
+        "signal": outcome.signal,
+        "timed_out": str(outcome.timed_out).lower(),
+    }
+    metadata = _outcome_metadata(outcome, terminal_grace)
     out.event(
         RunEvent(
             type=RunEventType.LIFECYCLE,
-            text="exited",
-            metadata={
-                "exit_code": str(outcome.exit_code),
-                "signal": outcome.signal,
-                "timed_out": str(outcome.timed_out).lower(),
-            },
+            text="ended after its terminal line" if outcome.ended_after_terminal else "exited",
+            metadata=lifecycle | metadata,
         )
     )
+    if outcome.ended_after_terminal:
+        # The CLI had finished (its terminal line is in); ending it was the driver's doing.
+        outcome = dataclasses.replace(outcome, exit_code=0, signal="")
     failure = stream_parser.failure(outcome, timeout)
     structured_output = None
     if structured and request.output_schema is not None:
@@ -203,6 +244,9 @@ async def run_turn(
             # Only now: exit 0, no signal or timeout, a successful terminal event, an
             # explicit top-level session handle, and no corrupt line (RSP-01).
             data = dict(guard)
+            if isinstance(stream_parser, SessionCarry):
+                carried = stream_parser.session_data()
+                data.update({k: v for k, v in carried.items() if k not in guard})
             if request.workspace.id:
                 data[SESSION_PARAM_WORKSPACE_ID] = request.workspace.id
             handle = stream_parser.resume_id
@@ -222,13 +266,31 @@ async def run_turn(
         timed_out=outcome.timed_out,
         usage=stream_parser.usage,
         checkpoint=checkpoint,
-        metadata=stream_parser.run_metadata() if isinstance(stream_parser, MetadataSource) else {},
         provider=driver_type,
         model=stream_parser.model or model,
         summary=failure.message if failure is not None else f"{driver_type} run succeeded",
         structured_output=structured_output,
         failure=failure,
+        metadata=_parser_metadata(stream_parser) | metadata,
     )
+
+
+def _parser_metadata(parser: StreamParser) -> dict[str, str]:
+    return parser.run_metadata() if isinstance(parser, MetadataSource) else {}
+
+
+def _outcome_metadata(outcome: ProcessOutcome, terminal_grace: float) -> dict[str, str]:
+    """What a host should know about how the process ended and what was kept of it."""
+    metadata: dict[str, str] = {}
+    if outcome.ended_after_terminal:
+        metadata["ended_after_terminal"] = (
+            f"still running {terminal_grace:g} s after its terminal line"
+        )
+        metadata["ended_by"] = outcome.signal or f"exit {outcome.exit_code}"
+    if outcome.stderr_cut:
+        metadata["stderr_bytes"] = str(outcome.stderr_size)
+        metadata["stderr_cut"] = f"kept the first and last {len(outcome.stderr) // 2} bytes"
+    return metadata
 
 
 def _judge_structured(

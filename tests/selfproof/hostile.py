@@ -249,7 +249,9 @@ class Answers:
 
 def respond(request: Request, sink: EventSink) -> Response:
     """One compliant run: a text lifecycle on streaming requests, the mirrored transcript,
-    a resumable checkpoint and, when asked, native structured output."""
+    a resumable checkpoint and, when asked, native structured output. An appended system
+    prompt is refused (the baseline declares none)."""
+    refuse_append(BASELINE_TYPE, request)
     output = answer(request)
     transcript: list[TranscriptItem] = []
     if request.streaming:

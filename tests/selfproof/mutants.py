@@ -83,6 +83,7 @@ from driver import (
     StreamPayload,
     StructuredOutputCapability,
     SystemPromptCapability,
+    TerminalPayload,
     TodoItem,
     TodoSnapshot,
     TodoSource,
@@ -1103,6 +1104,39 @@ class OutputIsStdoutDump(Rewriting):
         return response.model_copy(update={"output": _STDOUT_DUMP, "raw_streams": raw})
 
 
+_TERMINAL_LINE = '{"type":"result","subtype":"success"}'
+
+
+class _ProtocolOutput(Rewriting):
+    """Returns part of a JSONL stdout as its output, in a shape of its own."""
+
+    def dump(self) -> str:
+        raise NotImplementedError
+
+    def respond(self, request: Request, response: Response) -> Response:
+        assert response.raw_streams is not None
+        terminal = TerminalPayload(event="result", raw_json=_TERMINAL_LINE)
+        raw = response.raw_streams.model_copy(
+            update={"stdout": _STDOUT_DUMP.encode(), "terminal": terminal}
+        )
+        return response.model_copy(update={"output": self.dump(), "raw_streams": raw})
+
+
+class OutputIsJoinedJsonl(_ProtocolOutput):
+    def dump(self) -> str:
+        return _STDOUT_DUMP.rstrip("\n")
+
+
+class OutputIsCrlfJsonl(_ProtocolOutput):
+    def dump(self) -> str:
+        return _STDOUT_DUMP.replace("\n", "\r\n")
+
+
+class OutputIsTerminalLine(_ProtocolOutput):
+    def dump(self) -> str:
+        return _TERMINAL_LINE
+
+
 class CodecForgetsProfileFingerprint(_Codec):
     codec = _ForgetsProfileFingerprint
 
@@ -1136,6 +1170,78 @@ class _CurrentRunSink:
 
     def emit_stream(self, payload: StreamPayload) -> None:
         self._sink().emit_stream(payload)
+
+
+class _OneBufferSink:
+    """Streams every text delta through one payload object, refilled before each emit
+    and cleared after it."""
+
+    def __init__(self, sink: EventSink) -> None:
+        self._sink = sink
+        self._buffer: StreamPayload | None = None
+
+    def emit(self, event: RunEvent) -> None:
+        self._sink.emit(event)
+
+    def emit_stream(self, payload: StreamPayload) -> None:
+        if payload.kind != StreamKind.TEXT_CONTENT:
+            self._sink.emit_stream(payload)
+            return
+        if self._buffer is None:
+            self._buffer = payload.model_copy()
+        self._buffer.delta = payload.delta
+        self._sink.emit_stream(self._buffer)
+        self._buffer.delta = ""  # ready for the next chunk
+
+
+class ReusesOnePayload(ReferenceDriver):
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        return await super().run(request, _OneBufferSink(sink))
+
+
+class _EarlyItemSink:
+    """Emits the assistant item on its first character, then completes it in place."""
+
+    def __init__(self, sink: EventSink) -> None:
+        self._sink = sink
+
+    def emit(self, event: RunEvent) -> None:
+        item = event.item
+        if item is None or item.kind != TranscriptKind.ASSISTANT or len(item.text) < 2:
+            self._sink.emit(event)
+            return
+        full = item.text
+        item.text = full[:1]
+        self._sink.emit(event)
+        item.text = full  # the same object is in the transcript: it ends complete
+
+    def emit_stream(self, payload: StreamPayload) -> None:
+        self._sink.emit_stream(payload)
+
+
+class CompletesItemAfterEvent(ReferenceDriver):
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        return await super().run(request, _EarlyItemSink(sink))
+
+
+class SharesCheckpointState(ReferenceDriver):
+    """Keeps one SessionState on the instance and hands it out in every checkpoint."""
+
+    def __init__(self, config: ReferenceConfig | None = None) -> None:
+        super().__init__(config)
+        self._state: SessionState | None = None
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        response = await super().run(request, sink)
+        checkpoint = response.checkpoint
+        if checkpoint is None or checkpoint.state is None:
+            return response
+        if self._state is None:
+            self._state = checkpoint.state
+        else:
+            self._state.resume_id = checkpoint.state.resume_id
+        checkpoint.state = self._state
+        return response
 
 
 class SinkKeptOnSelf(ReferenceDriver):
@@ -1989,6 +2095,27 @@ MUTANTS: tuple[Mutant, ...] = (
         _live(live_prompt="Say hello."),
     ),
     Mutant(
+        "OutputIsJoinedJsonl",
+        "RSP-03",
+        "output is the JSONL stdout's lines joined without the trailing newline",
+        OutputIsJoinedJsonl,
+        _live(live_prompt="Say hello."),
+    ),
+    Mutant(
+        "OutputIsCrlfJsonl",
+        "RSP-03",
+        "output is the JSONL stdout with CRLF line ends",
+        OutputIsCrlfJsonl,
+        _live(live_prompt="Say hello."),
+    ),
+    Mutant(
+        "OutputIsTerminalLine",
+        "RSP-03",
+        "output is the terminal JSON line alone",
+        OutputIsTerminalLine,
+        _live(live_prompt="Say hello."),
+    ),
+    Mutant(
         "CodecForgetsProfileFingerprint",
         "RSP-04",
         "from_params drops the profile_fingerprint value, so the live checkpoint does not "
@@ -2010,6 +2137,30 @@ MUTANTS: tuple[Mutant, ...] = (
         "keeps the current run's sink on the shared instance, so overlapping runs emit "
         "into the last-started run's sink",
         SinkKeptOnSelf,
+        _live(concurrent_runs=3),
+    ),
+    # --- RCV ---
+    Mutant(
+        "ReusesOnePayload",
+        "RCV-01",
+        "streams every text delta through one payload object, refilled before each emit and "
+        "cleared after it (the stream clauses judge what was emitted: no empty delta)",
+        ReusesOnePayload,
+        _live(),
+    ),
+    Mutant(
+        "CompletesItemAfterEvent",
+        "RCV-01",
+        "emits the assistant item on its first character, then completes its text in place",
+        CompletesItemAfterEvent,
+        _live(),
+    ),
+    Mutant(
+        "SharesCheckpointState",
+        "RCV-02",
+        "keeps one SessionState on the instance and hands it out in every run's checkpoint, "
+        "so concurrent responses share (and overwrite) it",
+        SharesCheckpointState,
         _live(concurrent_runs=3),
     ),
     # --- breaks on the live path: each names its clause without any opt-in ---
