@@ -55,6 +55,7 @@ from driver import (
     StructuredOutput,
     StructuredOutputInvalidPolicy,
     StructuredOutputSource,
+    SystemPromptUnsupportedError,
 )
 from driver.clikit._config import CLIConfig
 from driver.clikit._driver import CLIDriver
@@ -75,6 +76,8 @@ __all__ = [
     "FailedRecording",
     "Replay",
     "ReplaySettings",
+    "appended_argv",
+    "check_append_refused",
     "check_config_fingerprint_follows_the_config",
     "check_config_validation",
     "check_conformance_level",
@@ -144,7 +147,7 @@ def recorded_output(path: Path) -> tuple[bytes, bytes]:
     """What a recording makes the CLI write, as ``(stdout, stderr)``: the streams of an
     ``adaptertest record`` file, or the bytes of a plain JSONL transcript as stdout."""
     data = path.read_bytes()
-    if recording.is_recording(data.split(b"\n", 1)[0]):
+    if recording.is_recording(data.split(b"\n", 1)[0], source=str(path)):
         recorded = recording.loads(data, source=str(path))
         return recorded.stdout, recorded.stderr
     return data, b""
@@ -546,6 +549,38 @@ async def passed_argv(driver: CLIDriver[Any], request: Request, argv_file: Path)
     await driver.run(request, RecordingSink())
     passed: list[str] = json.loads(argv_file.read_text(encoding="utf-8"))
     return passed
+
+
+async def appended_argv(
+    replay: Replay[Any], text: str, tmp_path: Path, *, extra_args: Sequence[str] = ()
+) -> list[str]:
+    """The argv the CLI gets for a run on ``success.jsonl`` with prompt ``hello``,
+    ``text`` as the appended system prompt and ``extra_args`` in the config."""
+    argv_file = tmp_path / "appended-argv.json"
+    driver = replay.driver(replay.command("success.jsonl", record_argv=argv_file))
+    config = driver.config.model_copy(update={"extra_args": tuple(extra_args)})
+    request = Request(prompt="hello", config=config, append_system_prompt=text)
+    return await passed_argv(driver, request, argv_file)
+
+
+async def check_append_refused(
+    replay: Replay[Any], reason: str, tmp_path: Path, *, extra_args: Sequence[str] = ()
+) -> None:
+    """A run with an appended system prompt the driver cannot take (``extra_args`` in its
+    config) is refused with ``SystemPromptUnsupportedError(reason)`` naming the driver,
+    before the CLI starts (it never writes its argv) and with nothing emitted."""
+    argv_file = tmp_path / "refused-argv.json"
+    driver = replay.driver(replay.command("success.jsonl", record_argv=argv_file))
+    config = driver.config.model_copy(update={"extra_args": tuple(extra_args)})
+    request = Request(prompt="hi", config=config, append_system_prompt="Be brief.")
+    sink = RecordingSink()
+    with pytest.raises(SystemPromptUnsupportedError) as refused:
+        await driver.run(request, sink)
+    assert (refused.value.driver, refused.value.reason) == (driver.driver_type, reason)
+    assert "Be brief." not in str(refused.value)
+    assert not argv_file.exists(), "the CLI was started"
+    assert sink.events == []
+    assert sink.stream == []
 
 
 async def check_request_config_wins(

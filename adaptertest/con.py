@@ -33,13 +33,14 @@ from adaptertest.liv import (
     run_once,
     stream_plan,
 )
+from adaptertest.obs import demand_for
 from adaptertest.options import Options
 from adaptertest.rcv import shared_objects
 from adaptertest.rsp import verify_outcome
 from adaptertest.run import verify_run_events, verify_transcript_mirror
 from adaptertest.sink import RecordingSink
 from driver.descriptor import StreamCapability
-from driver.run import Request
+from driver.run import ObservationDemand, Request
 
 __all__ = ["CONCURRENT_RUN_ID_PREFIX", "concurrent_request", "probe_concurrent_runs"]
 
@@ -47,9 +48,12 @@ CONCURRENT_RUN_ID_PREFIX = "adaptertest-concurrent-"
 """Run ``i`` (counted from 1) gets the run id ``adaptertest-concurrent-<i>``."""
 
 
-def concurrent_request(options: Options, index: int) -> Request:
-    """The live request with run id ``adaptertest-concurrent-<index>``."""
-    request = live_request(options.config, options.live_prompt, options.workspace)
+def concurrent_request(
+    options: Options, index: int, observation: ObservationDemand | None = None
+) -> Request:
+    """The live request with run id ``adaptertest-concurrent-<index>`` (demanding, as
+    ``live_run`` does, what ``observation`` says)."""
+    request = live_request(options.config, options.live_prompt, options.workspace, observation)
     request.run_id = f"{CONCURRENT_RUN_ID_PREFIX}{index}"
     return request
 
@@ -78,8 +82,9 @@ def probe_concurrent_runs(ctx: ProbeContext) -> None:
     if run is None:
         ctx.fatal("CON-01", f"{type(ctx.driver).__qualname__} has no callable run() method")
     indices = range(1, options.concurrent_runs + 1)
-    requests = {i: concurrent_request(options, i) for i in indices}
-    pristine = {i: concurrent_request(options, i) for i in indices}
+    demand = demand_for(ctx.descriptor.observation.streaming)
+    requests = {i: concurrent_request(options, i, demand) for i in indices}
+    pristine = {i: concurrent_request(options, i, demand) for i in indices}
     sinks = {i: RecordingSink() for i in indices}
     timeout = options.live_run_timeout
 

@@ -410,8 +410,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="VALUE",
-        help=f"also replace VALUE by {DEFAULT_MARKER} (repeatable; at least {MIN_SECRET} "
-        "characters)",
+        help=f"also replace VALUE by {DEFAULT_MARKER} (repeatable; a value under {MIN_SECRET} "
+        "characters is left alone, with a notice, as environment values are)",
     )
     parser.add_argument(
         "--no-redact",
@@ -453,12 +453,6 @@ def _check(ns: argparse.Namespace) -> None:
         raise UsageError("no command to record: put it after --, e.g. OUT -- claude -p hi")
     if ns.no_redact and ns.secret:
         raise UsageError("--secret and --no-redact contradict each other")
-    for number, value in enumerate(ns.secret, start=1):
-        if len(value) < MIN_SECRET:
-            raise UsageError(
-                f"--secret #{number} is shorter than {MIN_SECRET} characters: replacing it "
-                "would garble the recording"
-            )
     out: Path = ns.out
     parent = out.parent
     if not parent.is_dir():
@@ -524,7 +518,11 @@ def run(ns: argparse.Namespace) -> int:
     else:
         status = f"exit status {recording.exit_code}"
     redacted = ", ".join(recording.redactions) or "nothing found"
-    notice(f"wrote {ns.out}: {len(recording.chunks)} chunks, {status}; redacted: {redacted}")
+    from adaptertest.report import plural
+
+    notice(
+        f"wrote {ns.out}: {plural(len(recording.chunks), 'chunk')}, {status}; redacted: {redacted}"
+    )
     if ns.no_redact:
         notice("--no-redact: secrets were kept; check the file before sharing it")
     return recording.returncode

@@ -27,10 +27,11 @@ It runs the provider, so both clauses need ``live_run=True``.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from adaptertest._calls import describe_error, describe_hang
-from adaptertest._probe import ProbeContext
+from adaptertest._probe import ProbeAbort, ProbeContext
 from adaptertest.liv import LiveRun, error_type, live_request, outcome_summary, run_on_loop
 from adaptertest.obs import verify_observation_support
 from adaptertest.options import ModelRequest, Options
@@ -114,10 +115,8 @@ def _refusal(error: BaseException) -> BaseException:
     return error
 
 
-def _accepted_problems(result: LiveRun, canary: str) -> list[str]:
-    """SYS-01 for a driver that declares the append."""
-    if result.timed_out:
-        return ["run() with an append did not return within the live deadline"]
+def _refused_declared(result: LiveRun) -> list[str]:
+    """SYS-01 for a driver that declares the append: it must not refuse it."""
     error = result.error
     if error is not None and error_matches(error, SystemPromptUnsupportedError):
         reason = str(getattr(_refusal(error), "reason", ""))
@@ -125,22 +124,32 @@ def _accepted_problems(result: LiveRun, canary: str) -> list[str]:
             "the descriptor declares system_prompt.append, yet run() refused the append "
             f"with SystemPromptUnsupportedError (reason {reason!r})"
         ]
-    failed = outcome_summary(result.response, error)
-    if failed:
-        return [f"the run with an append did not succeed ({failed})"]
+    return []
+
+
+def _failure(result: LiveRun, timeout: float) -> str:
+    """Why a run failed, in structure only ("" when it succeeded)."""
+    if result.timed_out:
+        return f"run() did not return within {timeout:g} s"
+    return outcome_summary(result.response, result.error)
+
+
+def _echoed(result: LiveRun, canary: str) -> list[str]:
+    """SYS-01: the canary in a user transcript item means the text went into the prompt."""
     response = result.response
-    assert response is not None  # no failure means a response
+    if response is None:
+        return []
     echoed = [
         str(index)
         for index, item in enumerate(response.transcript)
         if item.kind == TranscriptKind.USER and canary in item.text
     ]
-    if echoed:
-        return [
-            f"the appended text shows up in user transcript item(s) {', '.join(echoed)}: it "
-            "was folded into the prompt instead of the CLI's system-prompt mechanism"
-        ]
-    return []
+    if not echoed:
+        return []
+    return [
+        f"the appended text shows up in user transcript item(s) {', '.join(echoed)}: it "
+        "was folded into the prompt instead of the CLI's system-prompt mechanism"
+    ]
 
 
 def verify_append_delivered(
@@ -215,6 +224,17 @@ def _snapshot(ctx: ProbeContext, label: str) -> list[ModelRequest] | str:
         )
 
 
+def _stopper(ctx: ProbeContext) -> Callable[[str, str], NoReturn]:
+    """Ends the probe when the suite could not run the driver at all (no ``run``, or a
+    call that ignored cancellation): LIV-01 judges that, so the SYS clauses are skipped."""
+
+    def stop(clause: str, message: str) -> NoReturn:
+        ctx.skip((*_SYS, "OBS-01"), f"{message}, so nothing can be judged (see LIV-01)")
+        raise ProbeAbort(clause)
+
+    return stop
+
+
 def probe_system_prompt(ctx: ProbeContext) -> None:
     """Run the live request with a canary append and judge SYS-01, SYS-02 and OBS-01."""
     options = ctx.options
@@ -224,13 +244,6 @@ def probe_system_prompt(ctx: ProbeContext) -> None:
     declared = ctx.descriptor.system_prompt.append
     canary = f"adaptertest-canary-{uuid.uuid4().hex}"
     text = append_text(canary)
-    if declared and options.live_expect_failure is not None:
-        ctx.skip(
-            (*_SYS, "OBS-01"),
-            f"the live run is expected to fail ({options.live_expect_failure}), so a run with "
-            "an append cannot show it was accepted",
-        )
-        return
     use_model = declared and options.model_requests is not None
     before: list[ModelRequest] = []
     if use_model:
@@ -241,11 +254,25 @@ def probe_system_prompt(ctx: ProbeContext) -> None:
         else:
             before = got
     request = system_prompt_request(options, text)
-    result = run_on_loop(ctx, request, "SYS-01", "run() with an append")
+    result = run_on_loop(ctx, request, "SYS-01", "run() with an append", fail=_stopper(ctx))
     if result.error is not None:
         ctx.trace(result.error, clauses=("SYS-01",))
     if declared:
-        problems = _accepted_problems(result, canary)
+        problems = _refused_declared(result) or _echoed(result, canary)
+        failed = "" if problems else _failure(result, options.live_run_timeout)
+        if failed:
+            # Did the append break it? A plain run tells; without one, LIV-01 judges it.
+            plain = system_prompt_request(options, "")
+            again = run_on_loop(ctx, plain, "SYS-01", "run()", fail=_stopper(ctx))
+            without = _failure(again, options.live_run_timeout)
+            if without:
+                ctx.skip(
+                    (*_SYS, "OBS-01"),
+                    f"the run fails with an append ({failed}) and without one ({without}), so "
+                    "acceptance cannot be shown (LIV-01 judges the failure)",
+                )
+                return
+            problems = [f"the run fails with an append ({failed}) and succeeds without one"]
     else:
         problems = verify_append_refused(ctx.descriptor.type, result)
     for problem in problems:

@@ -7,6 +7,7 @@ See ``docs/emulator.md``.
 
 from __future__ import annotations
 
+from adaptertest.emulator._clients import CLI_NAMES, CLIName, CLISetup, cli_setup
 from adaptertest.emulator._recording import RecordedRequest
 from adaptertest.emulator._scenario import (
     Fault,
@@ -20,6 +21,9 @@ from adaptertest.emulator._schema import minimal_instance
 from adaptertest.emulator._server import Emulator, EmulatorError
 
 __all__ = [
+    "CLI_NAMES",
+    "CLIName",
+    "CLISetup",
     "Emulator",
     "EmulatorError",
     "Fault",
@@ -29,5 +33,6 @@ __all__ = [
     "ToolCall",
     "Turn",
     "TurnUsage",
+    "cli_setup",
     "minimal_instance",
 ]

@@ -25,9 +25,11 @@ _SECRET_QUERY = frozenset({"key", "api_key", "access_token"})
 class RecordedRequest:
     """One request as the emulator received it, secrets masked.
 
-    ``system_text``, ``user_text`` and ``tool_results`` are read from the body by the
-    request's protocol: every system, instructions, developer and ``systemInstruction``
-    text; the text of the user turns; the text of each tool result sent back, in order.
+    ``system_text``, ``user_text``, ``assistant_text`` and ``tool_results`` are read from
+    the body by the request's protocol: every system, instructions, developer and
+    ``systemInstruction`` text; the text of the user turns; the text of the earlier model
+    turns sent back (a resumed session's history); the text of each tool result sent
+    back, in order.
     """
 
     protocol: Protocol
@@ -41,6 +43,7 @@ class RecordedRequest:
     stream: bool
     system_text: str
     user_text: str
+    assistant_text: str
     tool_results: list[str]
     turn: int | None
     """The scenario turn the request consumed or was failed on; None: a side request."""

@@ -79,18 +79,28 @@ class Emulator:
 
     Use it as a context manager (``with`` or ``async with``) or call :meth:`start` and
     :meth:`stop`. One emulator serves the three protocols at once; :attr:`base_url` is
-    what each CLI is pointed at.
+    what each CLI is pointed at. ``on_request`` is called (on the server's thread) with
+    each request as it is recorded; what it raises is logged, not sent.
     """
 
-    def __init__(self, scenario: Scenario | None = None, *, port: int = 0) -> None:
+    def __init__(
+        self,
+        scenario: Scenario | None = None,
+        *,
+        port: int = 0,
+        on_request: Callable[[RecordedRequest], None] | None = None,
+    ) -> None:
         if scenario is None:
             scenario = Scenario.model_validate({"turns": [{"text": "OK"}], "repeat_last": True})
         if not isinstance(scenario, Scenario):
             raise TypeError(f"scenario must be a Scenario, got {type(scenario).__name__}")
         if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
             raise ValueError(f"port must be an int from 0 to 65535, got {port!r}")
+        if on_request is not None and not callable(on_request):
+            raise TypeError(f"on_request must be callable, got {type(on_request).__name__}")
         self.scenario = scenario
         self._port = port
+        self._on_request = on_request
         self._script = Script(scenario)
         self._requests: list[RecordedRequest] = []
         self._changed = threading.Condition()
@@ -127,6 +137,9 @@ class Emulator:
             sock.close()
             raise EmulatorError(f"cannot listen on 127.0.0.1:{self._port}: {exc}") from exc
         sock.set_inheritable(False)
+        # Accepted connections inherit it: without it, a keep-alive exchange of small
+        # writes waits out the client's delayed ACK (about 40 ms a request).
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         config = uvicorn.Config(
             self._app,
             log_config=None,
@@ -165,7 +178,7 @@ class Emulator:
         thread.join(timeout)
         if sock is not None:
             sock.close()
-        self._thread = None
+        self._thread, self._socket = None, None
         if thread.is_alive():
             raise EmulatorError(f"the emulator did not stop within {timeout} s")
 
@@ -237,10 +250,28 @@ class Emulator:
                 self._changed.wait(left)
             return seen()
 
+    async def await_requests(
+        self, count: int, timeout: float, *, main: bool = False
+    ) -> list[RecordedRequest]:
+        """:meth:`wait_for_requests` for async code (asyncio or trio): the wait runs on a
+        worker thread, so the caller's event loop keeps running."""
+        return await anyio.to_thread.run_sync(
+            lambda: self.wait_for_requests(count, timeout, main=main)
+        )
+
     def _record(self, request: RecordedRequest) -> None:
         with self._changed:
             self._requests.append(request)
             self._changed.notify_all()
+        if self._on_request is not None:
+            try:
+                self._on_request(request)
+            except Exception:
+                log.exception("emulator: on_request raised")
+
+    def __repr__(self) -> str:
+        where = self.base_url if self._socket is not None else "not started"
+        return f"<Emulator {where}, {len(self.requests)} request(s)>"
 
     # -- the ASGI app --------------------------------------------------------------------
 
@@ -282,7 +313,7 @@ class Emulator:
         plan = self._script.take(side=side, schema=schema is not None)
         stream = wire.stream(route, body)
         model = wire.model(route, body)
-        system, user, results = wire.texts(body)
+        texts = wire.texts(body)
         self._record(
             RecordedRequest(
                 protocol=wire.name,
@@ -294,9 +325,10 @@ class Emulator:
                 side=plan.side,
                 model=model,
                 stream=stream,
-                system_text=system,
-                user_text=user,
-                tool_results=results,
+                system_text="\n".join(texts.system),
+                user_text="\n".join(texts.user),
+                assistant_text="\n".join(texts.assistant),
+                tool_results=texts.tool_results,
                 turn=plan.index,
             )
         )
@@ -343,8 +375,8 @@ class Emulator:
         cut = failing.cut_after_events if failing is not None else None
         if not stream:
             data = json.dumps(wire.whole(answer, body)).encode()
-            if cut is not None:
-                await _start(send, 200, "application/json", length=len(data))
+            await _start(send, 200, "application/json", length=len(data))
+            if cut is not None:  # half the body, then uvicorn drops the connection
                 await send(
                     {
                         "type": "http.response.body",
@@ -352,8 +384,7 @@ class Emulator:
                         "more_body": True,
                     }
                 )
-                return  # uvicorn drops the connection: the body is short of its length
-            await _start(send, 200, "application/json", length=len(data))
+                return
             await send({"type": "http.response.body", "body": data})
             return
         events = wire.events(answer, body)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import html
 import json
-import re
 
+from adaptertest._screen import screen
 from adaptertest.matrix._model import Matrix
 
 _SYMBOL = {
@@ -21,13 +21,13 @@ _SYMBOL = {
     "xpassed": "stale",
     "absent": "·",
 }
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _TITLE_CHARS = 300
 
 
 def visible(text: str) -> str:
-    """``text`` with control characters (not newline or tab) shown as ``\\xNN`` escapes."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    """``text`` as the page may show it: the environment's secret values masked and
+    control characters escaped (the same screen every front end uses)."""
+    return screen(text)
 
 
 _STYLE = """

@@ -12,7 +12,8 @@ its command line and a parser for its format.
 - ``_config.py``: :class:`CLIConfig`, the fields every CLI driver is built with (its
   environment and home included), and the masking of secret values.
 - ``_driver.py``: :class:`CLIDriver`, the driver methods a subclass configures.
-- ``_process.py``: spawning the CLI, reading its pipes, the deadline.
+- ``_process.py``: spawning the CLI, reading its pipes, the deadline, ending what it
+  started, keeping stdout once and stderr capped.
 - ``_emit.py``: stream payloads (whole blocks or token deltas, vendor kinds), run
   events and transcript, with lifecycle bookkeeping.
 - ``_jsonl.py``: :class:`JsonlParser` (line reading, failure order) and field helpers.
@@ -46,8 +47,11 @@ from driver.clikit._probes import cli_config_schema, program_report
 from driver.clikit._process import (
     DRAIN_SECONDS,
     KILL_GRACE_SECONDS,
+    STDERR_KEEP,
+    TERMINAL_GRACE_SECONDS,
     LineFramer,
     ProcessOutcome,
+    StderrKeeper,
     run_cli,
 )
 from driver.clikit._structured import (
@@ -55,9 +59,16 @@ from driver.clikit._structured import (
     StructuredSource,
     judge_structured,
     native_schema,
+    private_text_file,
     schema_file,
 )
-from driver.clikit._turn import GUARDED_KEYS, SessionMismatchError, StreamParser, run_turn
+from driver.clikit._turn import (
+    GUARDED_KEYS,
+    MetadataSource,
+    SessionMismatchError,
+    StreamParser,
+    run_turn,
+)
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -65,17 +76,21 @@ __all__ = [
     "GUARDED_KEYS",
     "KILL_GRACE_SECONDS",
     "REDACTED",
+    "STDERR_KEEP",
     "STDERR_TAIL",
+    "TERMINAL_GRACE_SECONDS",
     "BlockKind",
     "CLIConfig",
     "CLIDriver",
     "JsonlParser",
     "LineFramer",
+    "MetadataSource",
     "NativeSchema",
     "ProcessOutcome",
     "ResumeCodec",
     "RunOutput",
     "SessionMismatchError",
+    "StderrKeeper",
     "StreamParser",
     "StructuredSource",
     "cli_config_schema",
@@ -86,6 +101,7 @@ __all__ = [
     "make_usage",
     "masked_env",
     "native_schema",
+    "private_text_file",
     "program_report",
     "read_usage",
     "run_cli",

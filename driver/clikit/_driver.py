@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar, Generic, TypeVar
 
@@ -29,6 +30,8 @@ from driver import (
     StreamCapability,
     StructuredOutputSource,
     StructuredOutputUnsupportedError,
+    SystemPromptUnsupportedError,
+    SystemPromptUnsupportedReason,
     WorkspaceCapability,
     canonical_session_config_fingerprint,
 )
@@ -36,6 +39,7 @@ from driver.clikit._codec import ResumeCodec
 from driver.clikit._config import CLIConfig, masked_env
 from driver.clikit._emit import RunOutput
 from driver.clikit._probes import cli_config_schema, program_report
+from driver.clikit._process import TERMINAL_GRACE_SECONDS
 from driver.clikit._structured import NativeSchema, native_schema, schema_file
 from driver.clikit._turn import StreamParser, run_turn
 
@@ -73,6 +77,15 @@ class CLIDriver(ABC, Generic[ConfigT]):
     """The CLI releases this driver supports, as a range such as ``">=2.1.323,<2.2"``;
     empty means undeclared. ``adaptertest sweep --supported MODULE:CLASS`` marks the
     releases outside it."""
+
+    terminal_grace: ClassVar[float] = TERMINAL_GRACE_SECONDS
+    """Seconds the CLI may keep running after its terminal line (background tasks, MCP
+    servers) before it is ended; the run keeps what the terminal line says, and the
+    response's metadata notes the end (``ended_after_terminal``)."""
+    system_prompt_flags: ClassVar[tuple[str, ...]] = ()
+    """Options of the CLI that set its own system prompt (``--system-prompt`` ...): an
+    ``extra_args`` entry equal to one, or starting with one, makes a run with an appended
+    system prompt fail with ``conflicting_extra_args``."""
 
     def __init__(self, config_type: type[ConfigT], config: ConfigT | None) -> None:
         """``config_type`` is the subclass's config; None means its defaults."""
@@ -132,6 +145,26 @@ class CLIDriver(ABC, Generic[ConfigT]):
         says what came back, and the run validates it against the schema.
         """
         raise StructuredOutputUnsupportedError(self.driver_type, "no native structured output")
+
+    def system_prompt_args(self, text: str, cleanup: contextlib.ExitStack) -> list[str]:
+        """The arguments that hand ``text``, unchanged, to the CLI's own mechanism for
+        appending to its system prompt; they go in front of ``extra_args``.
+
+        Only called for a non-empty append when the descriptor declares
+        ``system_prompt.append``; a driver that declares it overrides this. A file it
+        writes goes through ``cleanup``, which removes it after the run.
+        """
+        raise SystemPromptUnsupportedError(
+            self.driver_type, SystemPromptUnsupportedReason.UNSUPPORTED
+        )
+
+    def conflicting_system_prompt_arg(self, extra_args: Sequence[str]) -> str | None:
+        """The entry of ``extra_args`` that already sets the CLI's system prompt, if any
+        (by default one that is, or starts with, an entry of :attr:`system_prompt_flags`)."""
+        for arg in extra_args:
+            if any(arg.startswith(flag) for flag in self.system_prompt_flags):
+                return arg
+        return None
 
     # -- config and probes ----------------------------------------------------------------
 
@@ -210,6 +243,8 @@ class CLIDriver(ABC, Generic[ConfigT]):
         model = request.model_override or config.model
         schema = self._native_schema(request)
         with contextlib.ExitStack() as cleanup:
+            if request.append_system_prompt:
+                config = self._with_system_prompt(config, request.append_system_prompt, cleanup)
             native = None
             if schema:
                 path = cleanup.enter_context(schema_file(schema)) if self.schema_in_file else ""
@@ -235,7 +270,28 @@ class CLIDriver(ABC, Generic[ConfigT]):
                 timeout=config.timeout,
                 parser=lambda out: self.stream_parser(out, model=model),
                 structured=native is not None,
+                terminal_grace=self.terminal_grace,
             )
+
+    def _with_system_prompt(
+        self, config: ConfigT, text: str, cleanup: contextlib.ExitStack
+    ) -> ConfigT:
+        """``config`` with the arguments that append ``text`` in front of its extra args.
+
+        Refused before launch, with nothing emitted, when the descriptor does not declare
+        the append (``unsupported``) or the extra args already set the CLI's own system
+        prompt (``conflicting_extra_args``).
+        """
+        if not self.descriptor().system_prompt.append:
+            raise SystemPromptUnsupportedError(
+                self.driver_type, SystemPromptUnsupportedReason.UNSUPPORTED
+            )
+        if self.conflicting_system_prompt_arg(config.extra_args) is not None:
+            raise SystemPromptUnsupportedError(
+                self.driver_type, SystemPromptUnsupportedReason.CONFLICTING_EXTRA_ARGS
+            )
+        args = self.system_prompt_args(text, cleanup)
+        return config.model_copy(update={"extra_args": (*args, *config.extra_args)})
 
     def _native_schema(self, request: Request) -> str:
         """The schema text when ``request`` asks for native structured output, else ``""``.

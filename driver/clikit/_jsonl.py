@@ -135,15 +135,20 @@ class JsonlParser(ABC):
 
     def feed(self, raw: bytes) -> None:
         """Parse one stdout line (without its newline)."""
-        text = raw.decode("utf-8", errors="replace").strip()
+        try:
+            text, utf8 = raw.decode("utf-8"), True  # decoded once: a line may be megabytes
+        except UnicodeDecodeError:
+            text, utf8 = raw.decode("utf-8", errors="replace"), False
+        text = text.strip()
         if not text:
             return
         value: object = None
         if text.startswith("{"):
             try:
-                raw.decode("utf-8")  # invalid UTF-8 in a JSON line is corruption, not text
+                if not utf8:  # invalid UTF-8 in a JSON line is corruption, not text
+                    raise ValueError("not UTF-8")
                 value = json.loads(text, parse_constant=_reject_constant)
-            except ValueError:  # UnicodeDecodeError included
+            except ValueError:
                 self.malformed_lines += 1
         if not isinstance(value, dict):
             # Debug or log output that reached stdout, or a corrupt line: keep it visible.

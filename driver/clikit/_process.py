@@ -1,8 +1,21 @@
-"""Running the CLI: spawn it, read stdout and stderr as they arrive, enforce the deadline.
+"""Running the CLI: spawn it, read stdout and stderr as they arrive, enforce the deadline,
+and leave nothing of it running.
 
 Nothing here knows the CLI's format. Stdout is handed on twice: as raw chunks
 (exactly the bytes read) and as complete lines for the parser; a last line
 without a newline (a process killed mid-write) is handed on at end of stream.
+
+Process hygiene (POSIX): the CLI starts as the leader of its own session and process
+group, so everything it starts (tools, shells, MCP servers) is in that group unless
+it made a session of its own. When the CLI has exited, by itself or stopped by the
+driver (deadline, cancellation, lingering after its terminal line), what is left of
+the group gets ``SIGTERM``, then ``SIGKILL`` after :data:`KILL_GRACE_SECONDS`. A
+descendant holding stdout therefore ends with the group instead of costing the run
+:data:`DRAIN_SECONDS`; that wait only caps pipes held by a process that left the group.
+
+Memory: stdout is kept once, as the lines the parser was handed (a line is copied out
+of the read buffer once, then shared by the parser and the final bytes); stderr keeps
+its first and last :data:`STDERR_KEEP` bytes, with its full size recorded.
 """
 
 from __future__ import annotations
@@ -17,21 +30,46 @@ from dataclasses import dataclass
 import anyio
 import anyio.abc
 
-__all__ = ["DRAIN_SECONDS", "KILL_GRACE_SECONDS", "LineFramer", "ProcessOutcome", "run_cli"]
+__all__ = [
+    "DRAIN_SECONDS",
+    "KILL_GRACE_SECONDS",
+    "STDERR_KEEP",
+    "TERMINAL_GRACE_SECONDS",
+    "LineFramer",
+    "ProcessOutcome",
+    "StderrKeeper",
+    "run_cli",
+]
 
 KILL_GRACE_SECONDS = 3.0
-"""Time between SIGTERM and SIGKILL when the driver stops the process."""
+"""Time between SIGTERM and SIGKILL when the driver stops the process or what it left."""
 
 DRAIN_SECONDS = 5.0
-"""Time to finish reading the pipes once the process is gone (a grandchild may hold them)."""
+"""Time to finish reading the pipes once the process group is gone (a process that left
+the group may still hold them)."""
+
+TERMINAL_GRACE_SECONDS = 2.0
+"""How long a CLI may keep running after printing its terminal line before it is ended
+(its success kept); :attr:`driver.clikit.CLIDriver.terminal_grace` is the per-driver value."""
+
+STDERR_KEEP = 64 * 1024
+"""Bytes of stderr kept at each end (head and tail) when it is longer than twice this."""
+
+_GROUP_POLL_SECONDS = 0.02
+"""How often the process table is read while waiting for a signalled group to go."""
 
 
 @dataclass(frozen=True, slots=True)
 class ProcessOutcome:
-    """What the process did, as observed: exit status and every byte it wrote.
+    """What the process did, as observed: exit status and what it wrote.
 
     ``exit_code`` is -1 when a signal ended the process (``signal`` names it),
-    as Go's ``ExitCode()`` reports it.
+    as Go's ``ExitCode()`` reports it. ``stdout`` is every byte; ``stderr`` is
+    every byte unless ``stderr_size`` (the full size) is larger, then its first and
+    last :data:`STDERR_KEEP` bytes. ``ended_after_terminal`` says the driver
+    ended a process that was still running :data:`TERMINAL_GRACE_SECONDS` after
+    it printed its terminal line (``exit_code``/``signal`` are then the driver's
+    stop, as observed).
     """
 
     exit_code: int
@@ -39,31 +77,101 @@ class ProcessOutcome:
     timed_out: bool
     stdout: bytes
     stderr: bytes
+    stderr_size: int = -1
+    """Bytes the process wrote to stderr; -1 means ``len(stderr)`` (nothing cut)."""
+    ended_after_terminal: bool = False
+
+    @property
+    def stderr_cut(self) -> bool:
+        """Whether the middle of stderr was left out."""
+        return self.stderr_size > len(self.stderr)
 
 
 class LineFramer:
-    """Splits a byte stream into lines (without the newline), whatever the chunking."""
+    """Splits a byte stream into lines (without the newline), whatever the chunking.
 
-    def __init__(self, on_line: Callable[[bytes], None]) -> None:
+    With ``keep=True`` it also keeps the stream: :meth:`getvalue` returns every byte
+    fed. A line that spans chunks is kept as the very object handed on, and the lines
+    within one chunk as one piece, so stdout is held once, in few pieces.
+    """
+
+    def __init__(self, on_line: Callable[[bytes], None], *, keep: bool = False) -> None:
         self._on_line = on_line
         self._pending = bytearray()
+        self._parts: list[bytes] | None = [] if keep else None
 
     def feed(self, data: bytes) -> None:
         """Add bytes; every line they complete is handed on."""
-        search_from = len(self._pending)
-        self._pending += data
-        while (newline := self._pending.find(b"\n", search_from)) >= 0:
-            line = bytes(self._pending[:newline])
-            del self._pending[: newline + 1]
-            search_from = 0
+        newline = data.find(b"\n")
+        if newline < 0:
+            self._pending += data
+            return
+        start = 0
+        if self._pending:  # a line begun in earlier chunks: kept as the very object handed on
+            self._pending += memoryview(data)[:newline]
+            line = bytes(self._pending)
+            self._pending = bytearray()  # release the long line's buffer before parsing
+            self._keep(line, b"\n")
             self._on_line(line)
+            start = newline + 1
+            newline = data.find(b"\n", start)
+        if newline >= 0:
+            # The lines complete in this chunk are kept as one piece (the chunk itself when
+            # it ends with its last line), each handed on as a short-lived slice.
+            self._keep(data[start : data.rfind(b"\n") + 1])
+            while newline >= 0:
+                self._on_line(data[start:newline])
+                start = newline + 1
+                newline = data.find(b"\n", start)
+        if start < len(data):
+            self._pending += memoryview(data)[start:]
+
+    def _keep(self, *pieces: bytes) -> None:
+        if self._parts is not None:
+            self._parts += pieces
 
     def flush(self) -> None:
         """Hand on an unterminated last line, if any."""
         if self._pending:
             line = bytes(self._pending)
-            self._pending.clear()
+            self._pending = bytearray()
+            self._keep(line)
             self._on_line(line)
+
+    def getvalue(self) -> bytes:
+        """Every byte fed so far (``keep=True``), the unterminated rest included."""
+        if self._parts is None:
+            raise ValueError("LineFramer(keep=False) keeps nothing")
+        if self._pending:
+            return b"".join([*self._parts, bytes(self._pending)])
+        return b"".join(self._parts)
+
+
+class StderrKeeper:
+    """Keeps the first and last ``keep`` bytes of a stream and counts all of it."""
+
+    def __init__(self, keep: int = STDERR_KEEP) -> None:
+        self._keep = keep
+        self._head = bytearray()
+        self._tail = bytearray()
+        self.size = 0
+        """Bytes fed so far."""
+
+    def feed(self, data: bytes) -> None:
+        """Add bytes; only the two ends are held."""
+        self.size += len(data)
+        room = self._keep - len(self._head)
+        if room > 0:
+            self._head += memoryview(data)[:room]
+            data = data[room:]
+        if data:
+            self._tail += data
+            if len(self._tail) > self._keep:
+                del self._tail[: len(self._tail) - self._keep]
+
+    def getvalue(self) -> bytes:
+        """The head and the tail (every byte when nothing was cut)."""
+        return bytes(self._head + self._tail)
 
 
 async def run_cli(
@@ -75,14 +183,18 @@ async def run_cli(
     on_spawn: Callable[[int], None],
     on_chunk: Callable[[str, bytes], None],
     on_line: Callable[[bytes], None],
+    finished: Callable[[], bool] | None = None,
+    terminal_grace: float = TERMINAL_GRACE_SECONDS,
 ) -> ProcessOutcome:
     """Run ``argv`` to completion with stdin closed; stop it after ``timeout`` seconds.
 
     ``env`` is the whole environment of the process (None: this process's).
-
-    Raises ``OSError`` when the program cannot be started. When the caller's
-    scope is cancelled the process group is stopped before the cancellation
-    propagates, so no CLI outlives its run.
+    ``finished``, asked after each stdout line, says the CLI printed its terminal
+    line: a process still running ``terminal_grace`` seconds later is stopped and
+    the outcome says ``ended_after_terminal``. Raises ``OSError`` when the program
+    cannot be started. When the caller's scope is cancelled the process group is
+    stopped before the cancellation propagates. In every case what the CLI started
+    in its process group is ended before this returns (see the module notes).
     """
     process = await anyio.open_process(
         list(argv),
@@ -91,44 +203,72 @@ async def run_cli(
         stdin=subprocess.DEVNULL,
         start_new_session=os.name == "posix",
     )
+    group = _Group(process)
     on_spawn(process.pid)
-    stdout, stderr = bytearray(), bytearray()
-    framer = LineFramer(on_line)
-    timed_out = False
+    terminal_seen = anyio.Event()
+    framer = LineFramer(on_line, keep=True)
+    stderr = StderrKeeper()
+    timed_out = lingered = False
 
     def take_stdout(data: bytes) -> None:
-        stdout.extend(data)
         on_chunk("stdout", data)
         framer.feed(data)
+        if finished is not None and not terminal_seen.is_set() and finished():
+            terminal_seen.set()
 
     def take_stderr(data: bytes) -> None:
-        stderr.extend(data)
         on_chunk("stderr", data)
+        stderr.feed(data)
 
     try:
         async with anyio.create_task_group() as readers:
             readers.start_soon(_pump, process.stdout, take_stdout)
             readers.start_soon(_pump, process.stderr, take_stderr)
             with anyio.move_on_after(timeout) as deadline:
-                await process.wait()
-            if deadline.cancelled_caught:
-                timed_out = True
+                lingered = await _wait_unless_lingering(process, terminal_seen, terminal_grace)
+            timed_out = deadline.cancelled_caught
+            if process.returncode is None:
                 await _stop(process)
+            await group.end()
             readers.cancel_scope.deadline = anyio.current_time() + DRAIN_SECONDS
         framer.flush()
     finally:
         with anyio.CancelScope(shield=True):
             if process.returncode is None:
                 await _stop(process)
+            await group.end()  # a no-op unless the run was cut short (cancelled, an error)
             await process.aclose()
     code = process.returncode if process.returncode is not None else -1
     return ProcessOutcome(
         exit_code=code if code >= 0 else -1,
         signal=_signal_name(-code) if code < 0 else "",
         timed_out=timed_out,
-        stdout=bytes(stdout),
-        stderr=bytes(stderr),
+        stdout=framer.getvalue(),
+        stderr=stderr.getvalue(),
+        stderr_size=stderr.size,
+        ended_after_terminal=lingered and not timed_out,
     )
+
+
+async def _wait_unless_lingering(
+    process: anyio.abc.Process, terminal_seen: anyio.Event, grace: float
+) -> bool:
+    """Wait for the process to exit; True when it was still running ``grace`` seconds
+    after its terminal line (the caller stops it)."""
+    lingering = False
+    async with anyio.create_task_group() as waiting:
+
+        async def watch() -> None:
+            nonlocal lingering
+            await terminal_seen.wait()
+            await anyio.sleep(grace)  # the grace is a deadline on the process, not a pause
+            lingering = True
+            waiting.cancel_scope.cancel()
+
+        waiting.start_soon(watch)
+        await process.wait()
+        waiting.cancel_scope.cancel()
+    return lingering and process.returncode is None
 
 
 async def _pump(stream: anyio.abc.ByteReceiveStream | None, take: Callable[[bytes], None]) -> None:
@@ -140,7 +280,7 @@ async def _pump(stream: anyio.abc.ByteReceiveStream | None, take: Callable[[byte
 
 
 async def _stop(process: anyio.abc.Process) -> None:
-    """SIGTERM the process group, then SIGKILL it if it is still there after the grace."""
+    """SIGTERM the process group, then SIGKILL it if the CLI is still there after the grace."""
     _signal_group(process, signal.SIGTERM)
     with anyio.move_on_after(KILL_GRACE_SECONDS):
         await process.wait()
@@ -155,6 +295,66 @@ def _signal_group(process: anyio.abc.Process, sig: signal.Signals) -> None:
             os.killpg(process.pid, sig)  # the CLI's own children (tools, shells) too
         else:
             process.send_signal(sig)
+
+
+class _Group:
+    """The CLI's process group (POSIX), once the CLI itself has exited."""
+
+    def __init__(self, process: anyio.abc.Process) -> None:
+        self._pgid = process.pid if os.name == "posix" else 0
+        self._ended = self._pgid == 0
+
+    async def end(self) -> None:
+        """SIGTERM what is left of the group, wait until it is gone (at most
+        :data:`KILL_GRACE_SECONDS`), then SIGKILL whatever is still there and wait
+        (as long again, at most) for it to go."""
+        if self._ended:
+            return
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            if not _group_alive(self._pgid):
+                break
+            _kill_group(self._pgid, sig)
+            with anyio.move_on_after(KILL_GRACE_SECONDS):
+                while _group_alive(self._pgid):
+                    await anyio.sleep(_GROUP_POLL_SECONDS)
+        self._ended = True
+
+
+def _kill_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a live (not zombie) process is in group ``pgid``.
+
+    ``killpg(pgid, 0)`` alone also counts zombies, which a container's init may never
+    reap; where ``/proc`` exists, the members' states are read from it.
+    """
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    wanted = str(pgid).encode()
+    try:
+        entries = os.scandir("/proc")
+    except OSError:
+        return True
+    with entries:
+        for entry in entries:
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry.name}/stat", "rb") as stat:
+                    fields = stat.read().rpartition(b")")[2].split()
+            except OSError:
+                continue
+            # After the command name: state, ppid, pgrp, ...
+            if len(fields) > 2 and fields[2] == wanted and fields[0] not in (b"Z", b"X"):
+                return True
+    return False
 
 
 def _signal_name(number: int) -> str:

@@ -32,6 +32,7 @@ __all__ = [
     "StructuredSource",
     "judge_structured",
     "native_schema",
+    "private_text_file",
     "schema_file",
 ]
 
@@ -96,16 +97,22 @@ def native_schema(request: Request) -> OutputSchema | None:
 
 
 @contextlib.contextmanager
-def schema_file(document: str) -> Iterator[str]:
-    """A private temporary file holding ``document``; removed when the block ends."""
-    fd, path = tempfile.mkstemp(prefix="clikit-schema-", suffix=".json")
+def private_text_file(text: str, *, prefix: str, suffix: str) -> Iterator[str]:
+    """A temporary file holding ``text`` (UTF-8) that only this user may read or write
+    (mode 0600); removed when the block ends."""
+    fd, path = tempfile.mkstemp(prefix=prefix, suffix=suffix)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(document)
+            handle.write(text)
         yield path
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
+
+
+def schema_file(document: str) -> contextlib.AbstractContextManager[str]:
+    """A private temporary file holding ``document``; removed when the block ends."""
+    return private_text_file(document, prefix="clikit-schema-", suffix=".json")
 
 
 def judge_structured(schema_document: str, candidate: str | None) -> StructuredOutput:

@@ -7,9 +7,10 @@ command line and the format) comes in as the ``argv`` builder and a
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import anyio
 
@@ -39,10 +40,10 @@ from driver import (
     Usage,
 )
 from driver.clikit._emit import RunOutput
-from driver.clikit._process import ProcessOutcome, run_cli
+from driver.clikit._process import TERMINAL_GRACE_SECONDS, ProcessOutcome, run_cli
 from driver.clikit._structured import StructuredSource, judge_structured
 
-__all__ = ["GUARDED_KEYS", "SessionMismatchError", "StreamParser", "run_turn"]
+__all__ = ["GUARDED_KEYS", "MetadataSource", "SessionMismatchError", "StreamParser", "run_turn"]
 
 GUARDED_KEYS = (SESSION_PARAM_CWD, SESSION_PARAM_PROFILE_FINGERPRINT)
 """Session values that must match before a stored session may be resumed."""
@@ -94,6 +95,15 @@ class StreamParser(Protocol):
         """Classify the run; None only for a successful terminal event and a clean exit."""
 
 
+@runtime_checkable
+class MetadataSource(Protocol):
+    """A parser with facts for ``Response.metadata`` whatever the outcome (API retries the
+    CLI made before it succeeded, say): a host sees them on a successful run too."""
+
+    def run_metadata(self) -> dict[str, str]:
+        """String facts about the run, read once the process has ended."""
+
+
 async def run_turn(
     request: Request,
     sink: EventSink,
@@ -106,6 +116,7 @@ async def run_turn(
     timeout: float,
     parser: Callable[[RunOutput], StreamParser],
     structured: bool = False,
+    terminal_grace: float = TERMINAL_GRACE_SECONDS,
 ) -> Response:
     """Run the CLI once for ``request`` and return what its output says.
 
@@ -119,6 +130,13 @@ async def run_turn(
     ``request.output_schema`` natively: its answer is validated against the schema,
     and a missing or invalid one fails an otherwise successful run (unless the
     schema's ``on_invalid`` is ``return_invalid``).
+
+    A CLI still running ``terminal_grace`` seconds after its terminal line is
+    ended and the run judged as if it had exited then: the terminal line decides
+    (a success stays one, with its checkpoint), ``exit_code``/``signal`` are those
+    of that clean end, and ``metadata`` records what happened
+    (``ended_after_terminal``, ``ended_by``). A stderr longer than the kit keeps
+    is cut in the middle: ``metadata`` has ``stderr_bytes`` and ``stderr_cut``.
     """
     state = request.session.state if request.session is not None else None
     resume_id = state.resume_id if state is not None else ""
@@ -152,6 +170,8 @@ async def run_turn(
             on_spawn=spawned,
             on_chunk=out.chunk,
             on_line=stream_parser.feed,
+            finished=lambda: stream_parser.terminal is not None,
+            terminal_grace=terminal_grace,
         )
     except OSError as exc:
         not_started = RunFailure(
@@ -170,17 +190,22 @@ async def run_turn(
         out.fail(RunFailure(code=FailureCode.CANCELLED, message="run cancelled"))
         raise
 
+    lifecycle = {
+        "exit_code": str(outcome.exit_code),
+        "signal": outcome.signal,
+        "timed_out": str(outcome.timed_out).lower(),
+    }
+    metadata = _outcome_metadata(outcome, terminal_grace)
     out.event(
         RunEvent(
             type=RunEventType.LIFECYCLE,
-            text="exited",
-            metadata={
-                "exit_code": str(outcome.exit_code),
-                "signal": outcome.signal,
-                "timed_out": str(outcome.timed_out).lower(),
-            },
+            text="ended after its terminal line" if outcome.ended_after_terminal else "exited",
+            metadata=lifecycle | metadata,
         )
     )
+    if outcome.ended_after_terminal:
+        # The CLI had finished (its terminal line is in); ending it was the driver's doing.
+        outcome = dataclasses.replace(outcome, exit_code=0, signal="")
     failure = stream_parser.failure(outcome, timeout)
     structured_output = None
     if structured and request.output_schema is not None:
@@ -218,7 +243,26 @@ async def run_turn(
         summary=failure.message if failure is not None else f"{driver_type} run succeeded",
         structured_output=structured_output,
         failure=failure,
+        metadata=_parser_metadata(stream_parser) | metadata,
     )
+
+
+def _parser_metadata(parser: StreamParser) -> dict[str, str]:
+    return parser.run_metadata() if isinstance(parser, MetadataSource) else {}
+
+
+def _outcome_metadata(outcome: ProcessOutcome, terminal_grace: float) -> dict[str, str]:
+    """What a host should know about how the process ended and what was kept of it."""
+    metadata: dict[str, str] = {}
+    if outcome.ended_after_terminal:
+        metadata["ended_after_terminal"] = (
+            f"still running {terminal_grace:g} s after its terminal line"
+        )
+        metadata["ended_by"] = outcome.signal or f"exit {outcome.exit_code}"
+    if outcome.stderr_cut:
+        metadata["stderr_bytes"] = str(outcome.stderr_size)
+        metadata["stderr_cut"] = f"kept the first and last {len(outcome.stderr) // 2} bytes"
+    return metadata
 
 
 def _judge_structured(

@@ -30,7 +30,7 @@ MESSAGE = "needs the kit's test extra; missing: "
 KIT = Path(adaptertest.__file__).resolve().parents[1]
 
 
-BASE = ("pytest", "hypothesis", "jsonschema", "rich")
+BASE = ("pytest", "hypothesis", "jsonschema", "rich", "uvicorn")
 """The test extra's distributions: hidden, what remains is the base install."""
 
 
@@ -175,3 +175,14 @@ def test_pytest_plugin_is_inert_without_the_rest_of_the_extra(
     assert "1 passed" in done.stdout
     assert "adaptertest/pytest_plugin.py" in done.stdout  # loaded through its entry point
     assert not [line for line in done.stdout.splitlines() if line.startswith("adaptertest")]
+
+
+def test_emulate_without_uvicorn_names_the_test_extra(
+    python_without: Runner, tmp_path: Path
+) -> None:
+    done = python_without(BASE, tmp_path, "-m", "adaptertest", "emulate", "--help")
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    done = python_without(BASE, tmp_path, "-m", "adaptertest", "emulate")
+    assert done.returncode == 2
+    assert "adaptertest emulate: error: this command needs the kit's test extra" in done.stderr
+    assert "uvicorn" in done.stderr

@@ -145,22 +145,33 @@ def test_sys01_names_what_went_wrong(driver: type[ReferenceDriver], fragment: st
     assert fragment in message
 
 
-def test_a_declared_append_on_a_failing_run_fails_sys01() -> None:
-    report = check(lambda: new_reference_driver(ReferenceConfig(fail_run=True)))
+class BreaksWithAppend(ReferenceDriver):
+    """Declares the append, and every run that carries one fails."""
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        if request.append_system_prompt:
+            failing = ReferenceDriver(ReferenceConfig(fail_run=True))
+            return await failing.run(request, sink)
+        return await super().run(request, sink)
+
+
+def test_a_run_that_fails_only_with_the_append_fails_sys01() -> None:
+    report = check(lambda: BreaksWithAppend(ReferenceConfig()))
     assert failed(report) == {"SYS-01"}
-    assert (
-        "did not succeed (exit_code=1, failure 'agent_error')"
-        in (report.result("SYS-01").messages[0])
-    )
+    [message] = report.result("SYS-01").messages
+    assert "fails with an append (exit_code=1, failure 'agent_error')" in message
+    assert "succeeds without one" in message
 
 
-def test_an_expected_failure_skips_the_declared_case() -> None:
+@pytest.mark.parametrize("expect_failure", [None, "the config fails every run"])
+def test_a_run_that_fails_either_way_skips_sys01(expect_failure: str | None) -> None:
     report = check(
         lambda: new_reference_driver(ReferenceConfig(fail_run=True)),
-        live_expect_failure="the config fails every run",
+        live_expect_failure=expect_failure,
     )
     assert status(report, "SYS-01") is ClauseStatus.SKIPPED
-    assert "expected to fail" in report.result("SYS-01").messages[0]
+    assert "fails with an append" in report.result("SYS-01").messages[0]
+    assert "LIV-01 judges the failure" in report.result("SYS-01").messages[0]
 
 
 def test_a_raising_model_side_fails_sys02_and_says_where() -> None:

@@ -40,24 +40,30 @@ def emu() -> Iterator[Emulator]:
         yield emulator
 
 
-def anthropic_client(emu: Emulator) -> anthropic.Anthropic:
-    return anthropic.Anthropic(base_url=emu.base_url, api_key="sk-ant-test", max_retries=0)
+@pytest.fixture
+def claude(emu: Emulator) -> Iterator[anthropic.Anthropic]:
+    with anthropic.Anthropic(base_url=emu.base_url, api_key="sk-ant-test", max_retries=0) as c:
+        yield c
 
 
-def openai_client(emu: Emulator) -> openai.OpenAI:
-    return openai.OpenAI(base_url=emu.base_url + "/v1", api_key="sk-test", max_retries=0)
+@pytest.fixture
+def codex(emu: Emulator) -> Iterator[openai.OpenAI]:
+    with openai.OpenAI(base_url=emu.base_url + "/v1", api_key="sk-test", max_retries=0) as c:
+        yield c
 
 
-def gemini_client(emu: Emulator, *, version: str = "v1beta") -> genai.Client:
-    options = types.HttpOptions(base_url=emu.base_url, api_version=version, timeout=10_000)
-    return genai.Client(api_key="gm-test", http_options=options)
+@pytest.fixture(params=["v1beta", "v1"])
+def gemini(emu: Emulator, request: pytest.FixtureRequest) -> Iterator[genai.Client]:
+    options = types.HttpOptions(base_url=emu.base_url, api_version=request.param, timeout=10_000)
+    with genai.Client(api_key="gm-test", http_options=options) as c:
+        yield c
 
 
 # -- Anthropic Messages ----------------------------------------------------------------
 
 
-def test_anthropic_stream_text_thinking_usage_then_tool_use(emu: Emulator) -> None:
-    client = anthropic_client(emu)
+def test_anthropic_stream_text_thinking_usage_then_tool_use(claude: anthropic.Anthropic) -> None:
+    client = claude
     messages: list[anthropic.types.MessageParam] = [{"role": "user", "content": "hi"}]
     with client.messages.stream(model="claude-x", max_tokens=64, messages=messages) as stream:
         deltas = list(stream.text_stream)
@@ -73,6 +79,8 @@ def test_anthropic_stream_text_thinking_usage_then_tool_use(emu: Emulator) -> No
     assert message.usage.cache_read_input_tokens == 80
     assert message.usage.cache_creation_input_tokens == 10
     assert message.usage.output_tokens == 30
+    assert message.usage.output_tokens_details is not None
+    assert message.usage.output_tokens_details.thinking_tokens == 7
 
     second = client.messages.create(model="claude-x", max_tokens=64, messages=messages)
     assert second.stop_reason == "tool_use"
@@ -81,8 +89,10 @@ def test_anthropic_stream_text_thinking_usage_then_tool_use(emu: Emulator) -> No
     assert (tool.id, tool.name, tool.input) == ("call_7", "Read", {"path": "a.txt"})
 
 
-def test_anthropic_beta_path_and_count_tokens_are_served(emu: Emulator) -> None:
-    client = anthropic_client(emu)
+def test_anthropic_beta_path_and_count_tokens_are_served(
+    emu: Emulator, claude: anthropic.Anthropic
+) -> None:
+    client = claude
     counted = client.messages.count_tokens(
         model="claude-x", messages=[{"role": "user", "content": "hello"}]
     )
@@ -104,8 +114,8 @@ def test_anthropic_beta_path_and_count_tokens_are_served(emu: Emulator) -> None:
 # -- OpenAI Responses ------------------------------------------------------------------
 
 
-def test_openai_stream_events_reasoning_text_usage(emu: Emulator) -> None:
-    client = openai_client(emu)
+def test_openai_stream_events_reasoning_text_usage(codex: openai.OpenAI) -> None:
+    client = codex
     events = list(client.responses.create(model="gpt-5.1-codex", input="hi", stream=True))
     kinds = [e.type for e in events]
     assert kinds[:2] == ["response.created", "response.in_progress"]
@@ -122,6 +132,7 @@ def test_openai_stream_events_reasoning_text_usage(emu: Emulator) -> None:
     assert response.usage is not None
     assert response.usage.input_tokens == 120
     assert response.usage.input_tokens_details.cached_tokens == 80
+    assert response.usage.input_tokens_details.cache_write_tokens == 10
     assert response.usage.output_tokens == 30
     assert response.usage.output_tokens_details.reasoning_tokens == 7
 
@@ -135,9 +146,8 @@ def test_openai_stream_events_reasoning_text_usage(emu: Emulator) -> None:
 # -- Gemini ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("version", ["v1beta", "v1"])
-def test_gemini_stream_thought_text_usage(emu: Emulator, version: str) -> None:
-    client = gemini_client(emu, version=version)
+def test_gemini_stream_thought_text_usage(emu: Emulator, gemini: genai.Client) -> None:
+    client = gemini
     chunks = list(client.models.generate_content_stream(model="gemini-2.5-flash", contents="hi"))
     parts = [p for c in chunks for p in c.candidates[0].content.parts]  # type: ignore[index,union-attr]
     assert [(p.thought, p.text) for p in parts] == [
@@ -157,8 +167,8 @@ def test_gemini_stream_thought_text_usage(emu: Emulator, version: str) -> None:
     assert emu.requests[0].query == {"alt": "sse"}
 
 
-def test_gemini_whole_answer_function_call(emu: Emulator) -> None:
-    client = gemini_client(emu)
+def test_gemini_whole_answer_function_call(emu: Emulator, gemini: genai.Client) -> None:
+    client = gemini
     client.models.generate_content(model="gemini-2.5-flash", contents="hi")
     second = client.models.generate_content(model="gemini-2.5-flash", contents="hi")
     assert second.function_calls is not None

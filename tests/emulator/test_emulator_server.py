@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import json
+import urllib.error
+from collections.abc import Callable, Sequence
+
 import anthropic
-import httpx2 as httpx
+import anyio.to_thread
 import pytest
 
-from adaptertest.emulator import Emulator, EmulatorError, Scenario, Turn, TurnUsage
+from adaptertest.emulator import (
+    Emulator,
+    EmulatorError,
+    RecordedRequest,
+    Scenario,
+    Turn,
+    TurnUsage,
+)
+from adaptertest.options import ModelRequest
 
 
 def one_turn(text: str = "OK") -> Scenario:
@@ -16,19 +28,22 @@ def one_turn(text: str = "OK") -> Scenario:
     )
 
 
-def test_sync_context_manager_serves_and_stops() -> None:
+Post = Callable[..., tuple[int, dict[str, str], bytes]]
+
+
+def test_sync_context_manager_serves_and_stops(post: Post) -> None:
     with Emulator(one_turn()) as emu:
         url = emu.base_url
         assert url.startswith("http://127.0.0.1:")
         assert not url.endswith("/")
-        reply = httpx.post(
+        status, _, data = post(
             url + "/v1/messages",
-            json={"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]},
+            {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]},
         )
-        assert reply.status_code == 200
-        assert reply.json()["content"] == [{"type": "text", "text": "OK"}]
-    with pytest.raises(httpx.ConnectError):
-        httpx.post(url + "/v1/messages", json={})
+        assert status == 200
+        assert json.loads(data)["content"] == [{"type": "text", "text": "OK"}]
+    with pytest.raises(urllib.error.URLError):
+        post(url + "/v1/messages", {})
 
 
 @pytest.mark.anyio
@@ -59,20 +74,19 @@ def test_bad_arguments_are_named() -> None:
         _ = Emulator(one_turn()).base_url
 
 
-def test_requests_are_recorded_with_secrets_masked() -> None:
+def test_requests_are_recorded_with_secrets_masked(post: Post) -> None:
     with Emulator(one_turn()) as emu:
-        httpx.post(
+        post(
             emu.base_url + "/v1beta/models/gemini-2.5-flash:generateContent?key=AIza-secret",
-            headers={"x-goog-api-key": "AIza-secret", "X-Custom-Token": "t0k", "x-trace": "7"},
-            json={
+            {
                 "systemInstruction": {"parts": [{"text": "Be brief."}]},
                 "contents": [{"role": "user", "parts": [{"text": "hello"}]}],
             },
+            {"x-goog-api-key": "AIza-secret", "X-Custom-Token": "t0k", "x-trace": "7"},
         )
-        httpx.post(
+        post(
             emu.base_url + "/v1/responses",
-            headers={"authorization": "Bearer sk-secret"},
-            json={
+            {
                 "model": "gpt-5.1-codex",
                 "instructions": "You are codex.",
                 "input": [
@@ -85,6 +99,7 @@ def test_requests_are_recorded_with_secrets_masked() -> None:
                     {"type": "function_call_output", "call_id": "c1", "output": "file body"},
                 ],
             },
+            {"authorization": "Bearer sk-secret"},
         )
         gemini, codex = emu.wait_for_requests(2, timeout=5)
     assert gemini.protocol == "gemini"
@@ -108,3 +123,103 @@ def test_requests_are_recorded_with_secrets_masked() -> None:
 def test_wait_for_requests_is_bounded() -> None:
     with Emulator(one_turn()) as emu, pytest.raises(TimeoutError, match="0 request"):
         emu.wait_for_requests(1, timeout=0.05)
+
+
+def test_history_is_read_per_protocol(post: Post) -> None:
+    with Emulator(one_turn()) as emu:
+        post(
+            emu.base_url + "/v1/messages",
+            {
+                "model": "m",
+                "max_tokens": 5,
+                "system": [{"type": "text", "text": "You are Claude."}],
+                "messages": [
+                    {"role": "user", "content": "first"},
+                    {"role": "system", "content": [{"type": "text", "text": "cwd: /w"}]},
+                    {"role": "assistant", "content": [{"type": "text", "text": "FIRST"}]},
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "tool_result", "tool_use_id": "t", "content": "42"},
+                            {"type": "text", "text": "second"},
+                        ],
+                    },
+                ],
+            },
+        )
+        post(
+            emu.base_url + "/v1/responses",
+            {
+                "model": "gpt-5.5",
+                "input": [
+                    {"role": "user", "content": "first"},
+                    {
+                        "type": "message",
+                        "role": "assistant",
+                        "content": [{"type": "output_text", "text": "FIRST"}],
+                    },
+                    {"role": "user", "content": "second"},
+                ],
+            },
+        )
+        post(
+            emu.base_url + "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
+            {
+                "contents": [
+                    {"role": "user", "parts": [{"text": "first"}]},
+                    {
+                        "role": "model",
+                        "parts": [{"text": "hm", "thought": True}, {"text": "FIRST"}],
+                    },
+                    {
+                        "role": "user",
+                        "parts": [
+                            {"functionResponse": {"name": "f", "response": {"output": "42"}}},
+                            {"text": "second"},
+                        ],
+                    },
+                ]
+            },
+        )
+        claude, codex, gemini = emu.wait_for_requests(3, timeout=5)
+    assert (claude.system_text, claude.user_text) == ("You are Claude.\ncwd: /w", "first\nsecond")
+    assert (claude.assistant_text, claude.tool_results) == ("FIRST", ["42"])
+    assert (codex.user_text, codex.assistant_text) == ("first\nsecond", "FIRST")
+    assert (gemini.user_text, gemini.assistant_text) == ("first\nsecond", "FIRST")
+    assert gemini.tool_results == ["42"]
+    assert gemini.stream
+
+
+@pytest.mark.anyio
+async def test_await_requests_keeps_the_loop_running(post: Post) -> None:
+    async with Emulator(one_turn()) as emu:
+        with pytest.raises(TimeoutError, match="0 main request"):
+            await emu.await_requests(1, timeout=0.05, main=True)
+        body = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]}
+        await anyio.to_thread.run_sync(lambda: post(emu.base_url + "/v1/messages", body))
+        (seen,) = await emu.await_requests(1, timeout=5, main=True)
+    assert seen.user_text == "hi"
+
+
+def test_recorded_requests_are_model_requests_for_the_suite(post: Post) -> None:
+    with Emulator(one_turn()) as emu:
+        post(emu.base_url + "/v1/responses", {"model": "gpt-5.5", "input": "hi"})
+        seen: Sequence[ModelRequest] = emu.requests  # typed: RecordedRequest fits
+    assert [(r.system_text, r.user_text) for r in seen] == [("", "hi")]
+
+
+def test_on_request_sees_each_request_and_its_errors_are_not_sent(post: Post) -> None:
+    seen: list[str] = []
+
+    def watch(request: RecordedRequest) -> None:
+        seen.append(request.path)
+        raise RuntimeError("a watcher's bug")
+
+    with Emulator(one_turn(), on_request=watch) as emu:
+        status, _, _ = post(emu.base_url + "/v1/responses", {"model": "gpt-5.5", "input": "hi"})
+        assert repr(emu) == f"<Emulator {emu.base_url}, 1 request(s)>"
+    assert status == 200
+    assert seen == ["/v1/responses"]
+    assert repr(emu) == "<Emulator not started, 1 request(s)>"
+    with pytest.raises(TypeError, match="on_request must be callable"):
+        Emulator(one_turn(), on_request="print")  # type: ignore[arg-type]

@@ -134,3 +134,19 @@ def test_html_is_self_contained_and_escapes_every_text(report_files: list[Path])
     # The data block cannot be ended early by a message.
     data = page.split('id="matrix-data">', 1)[1].split("</script>", 1)[0]
     assert len(json.loads(data)["rows"]) == len(CLAUSES)
+
+
+def test_secret_environment_values_never_reach_the_page_or_table(
+    report_files: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A report written elsewhere may quote a value that is a secret here."""
+    canary = "sk-canary-7f3a9c"
+    doc = json.loads(report_files[1].read_text("utf-8"))
+    doc["drivers"][0]["clauses"][0]["messages"] = [f"DRV-01: key was {canary}"]
+    doc["drivers"][0]["clauses"][0]["status"] = "failed"
+    report_files[1].write_text(json.dumps(doc), "utf-8")
+    monkeypatch.setenv("ACME_API_KEY", canary)
+    matrix = load(report_files)
+    for text in (render_html(matrix), render_markdown(matrix)):
+        assert canary not in text
+        assert "secret withheld" in text

@@ -60,6 +60,8 @@ from driver import (
     StructuredOutput,
     StructuredOutputCapability,
     StructuredOutputSource,
+    SystemPromptUnsupportedError,
+    SystemPromptUnsupportedReason,
     TranscriptItem,
     TranscriptKind,
     canonical_session_config_fingerprint,
@@ -85,6 +87,7 @@ __all__ = [
     "hostile_factory",
     "mirror_item",
     "profile_checkpoint",
+    "refuse_append",
     "reject_foreign",
     "respond",
     "structured_answer",
@@ -139,6 +142,13 @@ def profile_checkpoint(request: Request) -> Checkpoint:
         data[SESSION_PARAM_PROFILE_FINGERPRINT] = fingerprint
     resume_id = (state.resume_id if state is not None else "") or "proof-session"
     return Checkpoint(valid=True, state=SessionState(resume_id=resume_id, data=data))
+
+
+def refuse_append(driver_type: str, request: Request) -> None:
+    """Refuse a non-empty appended system prompt before anything starts (SYS-01): these
+    drivers declare no append."""
+    if request.append_system_prompt:
+        raise SystemPromptUnsupportedError(driver_type, SystemPromptUnsupportedReason.UNSUPPORTED)
 
 
 def answer(request: Request) -> str:
@@ -239,7 +249,9 @@ class Answers:
 
 def respond(request: Request, sink: EventSink) -> Response:
     """One compliant run: a text lifecycle on streaming requests, the mirrored transcript,
-    a resumable checkpoint and, when asked, native structured output."""
+    a resumable checkpoint and, when asked, native structured output. An appended system
+    prompt is refused (the baseline declares none)."""
+    refuse_append(BASELINE_TYPE, request)
     output = answer(request)
     transcript: list[TranscriptItem] = []
     if request.streaming:

@@ -12,6 +12,7 @@ exists). ``docs/mutants.md`` is generated from this catalogue by
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
 import functools
 import hashlib
@@ -57,6 +58,7 @@ from driver import (
     InvocationSource,
     ModelInfo,
     ObservationCapability,
+    ObservationDemand,
     ObservationSupport,
     ProcessCapability,
     ProfileSelection,
@@ -80,6 +82,8 @@ from driver import (
     StreamKind,
     StreamPayload,
     StructuredOutputCapability,
+    SystemPromptCapability,
+    TerminalPayload,
     TodoItem,
     TodoSnapshot,
     TodoSource,
@@ -93,6 +97,7 @@ from referencedriver import (
     REFERENCE_DRIVER_TYPE,
     ReferenceConfig,
     ReferenceDriver,
+    ReferenceModel,
     ReferenceSessionCodec,
 )
 
@@ -100,6 +105,7 @@ __all__ = [
     "BASELINE",
     "CLAUDE_RECORDINGS",
     "CODEC_EXAMPLES",
+    "CONTROL_MODEL",
     "DRIFT_EXAMPLES",
     "FULL_OPTIONS",
     "LIVE_TIMEOUT",
@@ -196,6 +202,10 @@ def no_cli_drift(factory: Callable[[], object]) -> Drift:
     return Drift(recordings=[CLAUDE_RECORDINGS / "success.jsonl"], driver=lambda _: factory())
 
 
+CONTROL_MODEL = ReferenceModel()
+"""The scripted model of the positive controls (build them with ``model=CONTROL_MODEL``)."""
+
+
 FULL_OPTIONS = _opts(
     fresh_process=True,
     max_examples=CODEC_EXAMPLES,
@@ -212,12 +222,14 @@ FULL_OPTIONS = _opts(
     live_structured_output=True,
     concurrent_runs=3,
     drift=no_cli_drift(lambda: ReferenceDriver(ReferenceConfig(cwd="project"))),
+    model_requests=CONTROL_MODEL.requests_so_far,
 )
 """Every opt-in any mutant uses, switched on at once, for the positive control.
 
 Left out: a custom ``live_prompt`` (it turns LIV-02 off) and the short deadline of the
-hanging-run mutant. The drift probe builds a reference driver, which runs no CLI: the
-reference skips DFT with the reason that says so.
+hanging-run mutant. ``model_requests`` reads :data:`CONTROL_MODEL`, so a control built
+without it fails SYS-02 (its model side recorded nothing). The drift probe builds a
+reference driver, which runs no CLI: the reference skips DFT with the reason that says so.
 """
 
 
@@ -324,17 +336,33 @@ class NoResumeReference(Rewriting):
 _OBSERVED_AT = datetime(2025, 1, 1, 12, 0, tzinfo=UTC)
 
 
+_DEMAND: contextvars.ContextVar[ObservationDemand] = contextvars.ContextVar("demand")
+"""The observation demand of the run in progress (each run's task has its own context)."""
+
+
 class ObservingReference(Rewriting):
     """A legal driver that declares and streams MCP and todo observations.
 
-    After the echo tool's result it reports: an MCP call started, a todo list
-    (revision 1), the list cleared (revision 2), the MCP call completed. The OBS
-    mutants each override one of :meth:`facts`, :meth:`invocation` or :meth:`todos`.
+    After the echo tool's result it reports what the request demands of: an MCP call
+    started, a todo list (revision 1), the list cleared (revision 2), the MCP call
+    completed. The OBS mutants each override one of :meth:`facts`, :meth:`invocation`,
+    :meth:`todos` or :meth:`demanded`.
     """
 
     def descriptor(self) -> Descriptor:
         streaming = ObservationSupport(mcp=True, todos=True)
         return _with(super().descriptor(), observation=ObservationCapability(streaming=streaming))
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        token = _DEMAND.set(request.observation)
+        try:
+            return await super().run(request, sink)
+        finally:
+            _DEMAND.reset(token)
+
+    def demanded(self) -> ObservationDemand:
+        """What the current run asks for."""
+        return _DEMAND.get(ObservationDemand())
 
     def stream(self, payload: StreamPayload) -> list[StreamPayload]:
         if payload.kind == StreamKind.TOOL_CALL_RESULT:
@@ -342,13 +370,14 @@ class ObservingReference(Rewriting):
         return [payload]
 
     def facts(self) -> list[StreamPayload]:
-        """The observation payloads of one run, in order."""
+        """The observation payloads of one run, in order: the demanded ones."""
+        demand = self.demanded()
         item = TodoItem(id="todo-1", content="Echo the text", status=TodoStatus.IN_PROGRESS)
+        invocations = demand.capability_invocations
         return [
-            self.invocation(InvocationPhase.STARTED),
-            self.todos(1, [item]),
-            self.todos(2, []),
-            self.invocation(InvocationPhase.COMPLETED),
+            *([self.invocation(InvocationPhase.STARTED)] if invocations else []),
+            *([self.todos(1, [item]), self.todos(2, [])] if demand.todos else []),
+            *([self.invocation(InvocationPhase.COMPLETED)] if invocations else []),
         ]
 
     def invocation(self, phase: InvocationPhase) -> StreamPayload:
@@ -883,6 +912,9 @@ class UndeclaredMcpFacts(ObservingReference):
         streaming = ObservationSupport(todos=True)
         return _with(super().descriptor(), observation=ObservationCapability(streaming=streaming))
 
+    def demanded(self) -> ObservationDemand:
+        return super().demanded().model_copy(update={"capability_invocations": True})
+
 
 class RawOnObservation(ObservingReference):
     def invocation(self, phase: InvocationPhase) -> StreamPayload:
@@ -912,6 +944,46 @@ class ClearedTodosAsNone(ObservingReference):
 class TodoRevisionSkips(ObservingReference):
     def todos(self, revision: int, items: list[TodoItem] | None) -> StreamPayload:
         return super().todos(1 if revision == 1 else revision + 1, items)
+
+
+class TodosNobodyAskedFor(ObservingReference):
+    def demanded(self) -> ObservationDemand:
+        return super().demanded().model_copy(update={"todos": True})
+
+
+# ------------------------------------------------------------------------------------
+# SYS: the appended system prompt
+# ------------------------------------------------------------------------------------
+
+PREPEND_MODEL = ReferenceModel()
+IGNORE_MODEL = ReferenceModel()
+
+
+class PrependsAppend(ReferenceDriver):
+    """Sends the appended text as the start of the prompt instead of the system prompt."""
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        if request.append_system_prompt:
+            folded = f"{request.append_system_prompt}\n\n{request.prompt}"
+            request = request.model_copy(update={"prompt": folded, "append_system_prompt": ""})
+        return await super().run(request, sink)
+
+
+class IgnoresAppend(ReferenceDriver):
+    """Declares the append and drops it."""
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        return await super().run(request.model_copy(update={"append_system_prompt": ""}), sink)
+
+
+class AcceptsUndeclaredAppend(ReferenceDriver):
+    """Declares no append, and runs an append request anyway (dropping the text)."""
+
+    def descriptor(self) -> Descriptor:
+        return _with(super().descriptor(), system_prompt=SystemPromptCapability())
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        return await super().run(request.model_copy(update={"append_system_prompt": ""}), sink)
 
 
 # ------------------------------------------------------------------------------------
@@ -1030,6 +1102,39 @@ class OutputIsStdoutDump(Rewriting):
         assert response.raw_streams is not None
         raw = response.raw_streams.model_copy(update={"stdout": _STDOUT_DUMP.encode()})
         return response.model_copy(update={"output": _STDOUT_DUMP, "raw_streams": raw})
+
+
+_TERMINAL_LINE = '{"type":"result","subtype":"success"}'
+
+
+class _ProtocolOutput(Rewriting):
+    """Returns part of a JSONL stdout as its output, in a shape of its own."""
+
+    def dump(self) -> str:
+        raise NotImplementedError
+
+    def respond(self, request: Request, response: Response) -> Response:
+        assert response.raw_streams is not None
+        terminal = TerminalPayload(event="result", raw_json=_TERMINAL_LINE)
+        raw = response.raw_streams.model_copy(
+            update={"stdout": _STDOUT_DUMP.encode(), "terminal": terminal}
+        )
+        return response.model_copy(update={"output": self.dump(), "raw_streams": raw})
+
+
+class OutputIsJoinedJsonl(_ProtocolOutput):
+    def dump(self) -> str:
+        return _STDOUT_DUMP.rstrip("\n")
+
+
+class OutputIsCrlfJsonl(_ProtocolOutput):
+    def dump(self) -> str:
+        return _STDOUT_DUMP.replace("\n", "\r\n")
+
+
+class OutputIsTerminalLine(_ProtocolOutput):
+    def dump(self) -> str:
+        return _TERMINAL_LINE
 
 
 class CodecForgetsProfileFingerprint(_Codec):
@@ -1829,6 +1934,14 @@ MUTANTS: tuple[Mutant, ...] = (
         _live(),
     ),
     Mutant(
+        "TodosNobodyAskedFor",
+        "OBS-01",
+        "declares todos and reports its todo list on every run, also on one whose "
+        "request demands no observation facts",
+        TodosNobodyAskedFor,
+        _live(),
+    ),
+    Mutant(
         "RawOnObservation",
         "OBS-02",
         "capability.invocation payloads also carry the provider's raw event",
@@ -1979,6 +2092,27 @@ MUTANTS: tuple[Mutant, ...] = (
         "RSP-03",
         "output is the whole JSONL stdout (custom prompt, so LIV-02 has no answer to check)",
         OutputIsStdoutDump,
+        _live(live_prompt="Say hello."),
+    ),
+    Mutant(
+        "OutputIsJoinedJsonl",
+        "RSP-03",
+        "output is the JSONL stdout's lines joined without the trailing newline",
+        OutputIsJoinedJsonl,
+        _live(live_prompt="Say hello."),
+    ),
+    Mutant(
+        "OutputIsCrlfJsonl",
+        "RSP-03",
+        "output is the JSONL stdout with CRLF line ends",
+        OutputIsCrlfJsonl,
+        _live(live_prompt="Say hello."),
+    ),
+    Mutant(
+        "OutputIsTerminalLine",
+        "RSP-03",
+        "output is the terminal JSON line alone",
+        OutputIsTerminalLine,
         _live(live_prompt="Say hello."),
     ),
     Mutant(
@@ -2165,6 +2299,30 @@ MUTANTS: tuple[Mutant, ...] = (
         DecodesEachRead,
         drift_options(DecodesEachRead, "tool_use.jsonl"),
     ),
+    # --- SYS ---
+    Mutant(
+        "AcceptsUndeclaredAppend",
+        "SYS-01",
+        "declares no system-prompt append, yet runs a request that carries one instead of "
+        "raising SystemPromptUnsupportedError",
+        AcceptsUndeclaredAppend,
+        _live(),
+    ),
+    Mutant(
+        "PrependsAppend",
+        "SYS-02",
+        "declares the append and puts the text in front of the prompt (the user turn) "
+        "instead of the system prompt",
+        lambda: PrependsAppend(model=PREPEND_MODEL),
+        _live(model_requests=PREPEND_MODEL.requests_so_far),
+    ),
+    Mutant(
+        "IgnoresAppend",
+        "SYS-02",
+        "declares the append and never passes the text on",
+        lambda: IgnoresAppend(model=IGNORE_MODEL),
+        _live(model_requests=IGNORE_MODEL.requests_so_far),
+    ),
 )
 
 
@@ -2183,6 +2341,8 @@ def _shown(value: object) -> str:
         return f"{type(value).__name__}({inner})"
     if isinstance(value, tuple):
         return "(" + ", ".join(repr(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if callable(value):
+        return "(the scripted model's requests)"
     return repr(value)
 
 

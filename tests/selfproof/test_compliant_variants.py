@@ -25,6 +25,7 @@ from hostile import (
     full_descriptor,
     mirror_item,
     profile_checkpoint,
+    refuse_append,
     reject_foreign,
     respond,
     structured_answer,
@@ -106,6 +107,7 @@ NO_CODEC = "driver exposes no session codec"
 NO_STREAM_SUPPORT = "does not implement driver.StreamSupport"
 NO_NATIVE = "declares structured_output.json_schema_native=False"
 NO_RESUME = "returned no valid checkpoint with state"  # only for drivers without resume
+NO_APPEND = "does not declare system_prompt.append"  # none of them does
 
 CAP_PROBES = ("CAP-03", "CAP-04", "CAP-05", "CAP-06", "CAP-07", "CAP-08")
 SES_CODEC = ("SES-01", "SES-02", "SES-03", "SES-04", "SES-05", "SES-06", "SES-07", "SES-08")
@@ -144,6 +146,7 @@ class MinimalDriver:
         reject_foreign(config)
 
     async def run(self, request: Request, sink: EventSink) -> Response:
+        refuse_append(self.descriptor().type, request)
         transcript: list[TranscriptItem] = []
         output = answer(request)
         mirror_item(sink, transcript, TranscriptItem(kind=TranscriptKind.INIT, model="m-1"))
@@ -192,6 +195,7 @@ class PlainTextStreamer(MinimalDriver):
         return None
 
     async def run(self, request: Request, sink: EventSink) -> Response:
+        refuse_append(self.descriptor().type, request)
         output = answer(request)
         transcript: list[TranscriptItem] = []
         if request.streaming:
@@ -294,6 +298,7 @@ class SyncDriver:
         return fingerprint(self._config)
 
     def run(self, request: Request, sink: EventSink) -> Response:
+        refuse_append(self.TYPE, request)  # before respond(), which names the baseline
         return respond(request, sink)
 
 
@@ -355,6 +360,7 @@ class DeferredDriver(SyncDriver):
 
     def run(self, request: Request, sink: EventSink) -> Awaitable[Response]:  # type: ignore[override]
         async def later() -> Response:
+            refuse_append(self.TYPE, request)
             return respond(request, sink)
 
         return later()
@@ -489,6 +495,7 @@ class ObservingStreamer(SyncDriver):
         )
 
     async def run(self, request: Request, sink: EventSink) -> Response:  # type: ignore[override]
+        refuse_append(self.descriptor().type, request)
         output = answer(request)
         facts = _facts()
         for payload in _rich_stream(output, facts) if request.streaming else facts:
@@ -537,7 +544,11 @@ def test_compliant_variant_passes_every_clause_it_can_be_judged_on(
 ) -> None:
     factory, skips, level = VARIANTS[variant]
     # None of them runs a CLI: the drift probe, on, skips DFT with the reason that says so.
-    allowed_skips = {**skips, **dict.fromkeys(DRIFT_CLAUSES, NO_CLI_SKIP)}
+    allowed_skips = {
+        **skips,
+        **dict.fromkeys(DRIFT_CLAUSES, NO_CLI_SKIP),
+        "SYS-02": NO_APPEND,
+    }
     drift = no_cli_drift(factory)
     report = check_driver(factory, dataclasses.replace(options(backend), drift=drift))
 

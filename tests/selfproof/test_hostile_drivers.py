@@ -32,6 +32,7 @@ import anyio.lowlevel
 import pytest
 import sniffio
 from hostile import (
+    BASELINE_TYPE,
     SLOW,
     TARGETS,
     BaselineConfig,
@@ -42,6 +43,7 @@ from hostile import (
     hostile_factory,
     mirror_item,
     profile_checkpoint,
+    refuse_append,
     respond,
 )
 from mutants import NO_CLI_SKIP, no_cli_drift
@@ -729,6 +731,9 @@ def test_the_unbroken_baseline_passes_every_clause(backend: str) -> None:
     report = well_formed(trial)
     assert report.ok, report.summary()
     skipped = {r.clause: r.messages[0] for r in report if r.status is ClauseStatus.SKIPPED}
+    # It declares no appended system prompt, so nothing is delivered to check (SYS-02).
+    no_append = skipped.pop("SYS-02")
+    assert "does not declare system_prompt.append" in no_append
     assert set(skipped) == set(DRIFT_CLAUSES), report.summary()
     assert all(NO_CLI_SKIP in reason for reason in skipped.values()), skipped
 
@@ -812,6 +817,7 @@ class _Garbage(BaselineDriver):
         self._emitter = emitter
 
     async def run(self, request: Request, sink: EventSink) -> Response:
+        refuse_append(BASELINE_TYPE, request)  # before the garbage: nothing may precede it
         return self._emitter(request, sink)
 
 

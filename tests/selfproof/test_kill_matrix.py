@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from mutants import (
     BASELINE,
+    CONTROL_MODEL,
     FULL_OPTIONS,
     MUTANTS,
     NO_CLI_SKIP,
@@ -86,7 +87,7 @@ def test_reference_passes_every_clause_with_every_option(backend: Backend) -> No
     """Every clause passes, but the drift clauses: the reference runs no CLI, so it skips
     them with the reason that says so."""
     options = dataclasses.replace(FULL_OPTIONS, backend=backend)
-    report = check_driver(ReferenceDriver, options)
+    report = check_driver(lambda: ReferenceDriver(model=CONTROL_MODEL), options)
     not_passed = {r.clause: r.status.value for r in report if r.status is not ClauseStatus.PASSED}
     drift = {r.clause: r.messages for r in report if r.clause in DRIFT_CLAUSES}
     for clause, messages in drift.items():
@@ -123,9 +124,9 @@ def test_full_options_switch_on_everything_the_mutants_use() -> None:
     [Rewriting, ObservingReference, NoResumeReference],
     ids=lambda v: v.__name__,
 )
-def test_legal_variants_fail_nothing(variant: Callable[[], object]) -> None:
+def test_legal_variants_fail_nothing(variant: Callable[..., object]) -> None:
     """The bases the mutants build on are clean, so each kill is the mutation's doing."""
-    report = check_driver(variant, FULL_OPTIONS)
+    report = check_driver(lambda: variant(model=CONTROL_MODEL), FULL_OPTIONS)
     assert not _failed(report), _explain(report, frozenset())
 
 

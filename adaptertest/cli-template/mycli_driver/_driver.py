@@ -38,6 +38,13 @@ class MycliDriver(CLIDriver[MycliConfig]):
     whole text and reasoning blocks. No skills, MCP, HITL or structured output:
     override :meth:`descriptor` (and ``capability``) to declare more once it works,
     as the suite holds the driver to what it declares.
+
+    No appended system prompt either: a request with ``append_system_prompt`` set is
+    refused before launch with ``SystemPromptUnsupportedError(reason="unsupported")``
+    (SYS-01). If your CLI has a flag that adds to its own system prompt, declare
+    ``system_prompt=SystemPromptCapability(append=True)``, return that flag from
+    :meth:`system_prompt_args`, and list the CLI's own system-prompt options in
+    ``system_prompt_flags`` so extra args that set one are refused.
     """
 
     driver_type = MYCLI_DRIVER_TYPE

@@ -91,6 +91,14 @@ async def test_command_line_carries_model_resume_and_prompt(tmp_path: Path) -> N
     ]
 
 
+@pytest.mark.anyio
+async def test_an_appended_system_prompt_is_refused_before_launch(tmp_path: Path) -> None:
+    # mycli declares no append (Descriptor.system_prompt.append is False). Once your CLI
+    # has a way to add to its system prompt, declare it, override system_prompt_args and
+    # system_prompt_flags in _driver.py, and check the argv with testing.appended_argv.
+    await testing.check_append_refused(REPLAY, "unsupported", tmp_path)
+
+
 # -- declarations and config -------------------------------------------------------------------
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from adaptertest.emulator._recording import Protocol
 from adaptertest.emulator._scenario import ToolCall, TurnUsage
 
-__all__ = ["Answer", "Route", "Wire", "make_id", "split_text", "text_of"]
+__all__ = ["Answer", "Route", "Texts", "Wire", "make_id", "split_text", "text_of"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,6 +26,17 @@ class Route:
     """The model named in the path (Gemini); empty when the body names it."""
     stream: bool | None = None
     """Whether the path asks for a stream; None: the body's ``stream`` says."""
+
+
+@dataclasses.dataclass
+class Texts:
+    """The texts a request carries, by who wrote them, in order."""
+
+    system: list[str] = dataclasses.field(default_factory=list)
+    user: list[str] = dataclasses.field(default_factory=list)
+    assistant: list[str] = dataclasses.field(default_factory=list)
+    """The earlier model turns the request sends back (its history)."""
+    tool_results: list[str] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,8 +124,8 @@ class Wire(ABC):
         raise NotImplementedError(route.kind)
 
     @abstractmethod
-    def texts(self, body: Mapping[str, Any]) -> tuple[str, str, list[str]]:
-        """The system text, the user text and the tool results the request carries."""
+    def texts(self, body: Mapping[str, Any]) -> Texts:
+        """The texts the request carries: system, user, earlier model turns, tool results."""
 
     @abstractmethod
     def events(self, answer: Answer, body: Mapping[str, Any]) -> list[bytes]:

@@ -3,7 +3,9 @@ streamed (``message_start`` ... ``message_stop``) or whole, and
 ``POST /v1/messages/count_tokens``.
 
 A structured answer is a ``tool_use`` of the tool Claude Code adds for ``--json-schema``
-(``StructuredOutput``) carrying the value, with ``stop_reason: tool_use``.
+(``StructuredOutput``) carrying the value, with ``stop_reason: tool_use``; a request
+asking for the API's own structured outputs (``output_config.format`` of type
+``json_schema``) gets the JSON as the text.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from adaptertest.emulator._sse import sse_event
 from adaptertest.emulator.protocols._base import (
     Answer,
     Route,
+    Texts,
     Wire,
     dumps,
     make_id,
@@ -69,9 +72,10 @@ class AnthropicWire(Wire):
         if tool is not None:
             schema = tool.get("input_schema")
             return schema if isinstance(schema, dict) else {}
-        fmt = body.get("output_format")
-        if isinstance(fmt, Mapping) and isinstance(fmt.get("schema"), dict):
-            return dict(fmt["schema"])
+        fmt = _output_format(body)
+        if fmt is not None:
+            schema = fmt.get("schema")
+            return dict(schema) if isinstance(schema, Mapping) else {}
         return None
 
     def side(self, route: Route, body: Mapping[str, Any], headers: Mapping[str, str]) -> bool:
@@ -87,30 +91,28 @@ class AnthropicWire(Wire):
     def side_answer(self, route: Route, body: Mapping[str, Any]) -> dict[str, Any]:
         return {"input_tokens": self.tokens(body)}
 
-    def texts(self, body: Mapping[str, Any]) -> tuple[str, str, list[str]]:
-        system = list(text_of(body.get("system")))
-        user: list[str] = []
-        results: list[str] = []
+    def texts(self, body: Mapping[str, Any]) -> Texts:
+        found = Texts(system=list(text_of(body.get("system"))))
         for message in _list(body.get("messages")):
             if not isinstance(message, Mapping):
                 continue
             content = message.get("content")
-            if message.get("role") == "system":  # Claude Code puts its environment here
-                system.extend(text_of(content))
+            role = message.get("role")
+            if role == "system":  # Claude Code puts its environment here
+                found.system.extend(text_of(content))
                 continue
-            if message.get("role") != "user":
-                continue
+            into = found.user if role == "user" else found.assistant
             if isinstance(content, str):
-                user.append(content)
+                into.append(content)
                 continue
             for block in _list(content):
                 if not isinstance(block, Mapping):
                     continue
                 if block.get("type") == "text" and isinstance(block.get("text"), str):
-                    user.append(block["text"])
+                    into.append(block["text"])
                 elif block.get("type") == "tool_result":
-                    results.append("\n".join(text_of(block.get("content"))))
-        return "\n".join(system), "\n".join(user), results
+                    found.tool_results.append("\n".join(text_of(block.get("content"))))
+        return found
 
     def _blocks(self, answer: Answer, body: Mapping[str, Any]) -> list[dict[str, Any]]:
         blocks: list[dict[str, Any]] = []
@@ -129,14 +131,15 @@ class AnthropicWire(Wire):
                     "input": call.arguments,
                 }
             )
-        if answer.structured:
-            tool = _structured_tool(body)
-            name = tool.get("name") if tool is not None else None
+        if answer.structured and _structured_tool(body) is None:
+            # the API's own structured outputs (output_config.format): the text is the JSON
+            blocks.append({"type": "text", "text": dumps(answer.value)})
+        elif answer.structured:
             blocks.append(
                 {
                     "type": "tool_use",
                     "id": make_id("toolu_01"),
-                    "name": name if isinstance(name, str) else STRUCTURED_TOOL,
+                    "name": STRUCTURED_TOOL,
                     "input": answer.value,
                 }
             )
@@ -151,6 +154,7 @@ class AnthropicWire(Wire):
             "cache_creation_input_tokens": usage.cache_creation_input_tokens,
             "cache_read_input_tokens": usage.cached_input_tokens,
             "output_tokens": usage.output_tokens,
+            "output_tokens_details": {"thinking_tokens": usage.reasoning_tokens},
             "service_tier": "standard",
         }
 
@@ -251,6 +255,19 @@ def _structured_tool(body: Mapping[str, Any]) -> Mapping[str, Any] | None:
     for tool in _list(body.get("tools")):
         if isinstance(tool, Mapping) and tool.get("name") == STRUCTURED_TOOL:
             return tool
+    return None
+
+
+def _output_format(body: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The ``json_schema`` output format the request asks for (``output_config.format``,
+    or the older ``output_format``)."""
+    config = body.get("output_config")
+    for fmt in (
+        config.get("format") if isinstance(config, Mapping) else None,
+        body.get("output_format"),
+    ):
+        if isinstance(fmt, Mapping) and fmt.get("type") == "json_schema":
+            return fmt
     return None
 
 

@@ -17,6 +17,7 @@ from adaptertest.emulator._sse import sse_event
 from adaptertest.emulator.protocols._base import (
     Answer,
     Route,
+    Texts,
     Wire,
     dumps,
     make_id,
@@ -77,27 +78,26 @@ class GeminiWire(Wire):
     def side_answer(self, route: Route, body: Mapping[str, Any]) -> dict[str, Any]:
         return {"totalTokens": self.tokens(body)}
 
-    def texts(self, body: Mapping[str, Any]) -> tuple[str, str, list[str]]:
+    def texts(self, body: Mapping[str, Any]) -> Texts:
         instruction = body.get("systemInstruction") or body.get("system_instruction")
-        system = []
+        found = Texts()
         if isinstance(instruction, Mapping):
-            system = [t for p in _list(instruction.get("parts")) for t in text_of(p)]
+            found.system = [t for p in _list(instruction.get("parts")) for t in text_of(p)]
         elif isinstance(instruction, str):
-            system = [instruction]
-        user: list[str] = []
-        results: list[str] = []
+            found.system = [instruction]
         for content in _list(body.get("contents")):
-            if not isinstance(content, Mapping) or content.get("role", "user") != "user":
+            if not isinstance(content, Mapping):
                 continue
+            into = found.user if content.get("role", "user") == "user" else found.assistant
             for part in _list(content.get("parts")):
                 if not isinstance(part, Mapping):
                     continue
                 if isinstance(part.get("text"), str) and not part.get("thought"):
-                    user.append(part["text"])
+                    into.append(part["text"])
                 response = part.get("functionResponse")
                 if isinstance(response, Mapping):
-                    results.append(_result_text(response.get("response")))
-        return "\n".join(system), "\n".join(user), results
+                    found.tool_results.append(_result_text(response.get("response")))
+        return found
 
     def _usage(self, answer: Answer) -> dict[str, Any]:
         usage = answer.usage

@@ -17,6 +17,7 @@ from adaptertest.emulator._sse import sse_event
 from adaptertest.emulator.protocols._base import (
     Answer,
     Route,
+    Texts,
     Wire,
     dumps,
     make_id,
@@ -55,13 +56,11 @@ class OpenAIResponsesWire(Wire):
             return dict(schema) if isinstance(schema, Mapping) else {}
         return None
 
-    def texts(self, body: Mapping[str, Any]) -> tuple[str, str, list[str]]:
-        system: list[str] = list(text_of(body.get("instructions")))
-        user: list[str] = []
-        results: list[str] = []
+    def texts(self, body: Mapping[str, Any]) -> Texts:
+        found = Texts(system=list(text_of(body.get("instructions"))))
         items = body.get("input")
         if isinstance(items, str):
-            user.append(items)
+            found.user.append(items)
             items = []
         for item in items if isinstance(items, list) else []:
             if not isinstance(item, Mapping):
@@ -71,13 +70,17 @@ class OpenAIResponsesWire(Wire):
                 role = item.get("role")
                 content = list(_content_text(item.get("content")))
                 if role in ("system", "developer"):
-                    system.extend(content)
+                    found.system.extend(content)
                 elif role == "user":
-                    user.extend(content)
+                    found.user.extend(content)
+                elif role == "assistant":
+                    found.assistant.extend(content)
             elif kind in ("function_call_output", "custom_tool_call_output"):
                 output = item.get("output")
-                results.append(output if isinstance(output, str) else "\n".join(text_of(output)))
-        return "\n".join(system), "\n".join(user), results
+                found.tool_results.append(
+                    output if isinstance(output, str) else "\n".join(text_of(output))
+                )
+        return found
 
     def _items(self, answer: Answer, body: Mapping[str, Any]) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
@@ -158,7 +161,10 @@ class OpenAIResponsesWire(Wire):
         usage = answer.usage
         return {
             "input_tokens": usage.input_tokens,
-            "input_tokens_details": {"cached_tokens": usage.cached_input_tokens},
+            "input_tokens_details": {
+                "cached_tokens": usage.cached_input_tokens,
+                "cache_write_tokens": usage.cache_creation_input_tokens,
+            },
             "output_tokens": usage.output_tokens,
             "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
             "total_tokens": usage.input_tokens + usage.output_tokens,

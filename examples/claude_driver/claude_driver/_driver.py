@@ -7,6 +7,7 @@ the command line and the parser.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from claude_driver._config import (
@@ -22,9 +23,16 @@ from driver import (
     ModelInfo,
     SessionCapability,
     StructuredOutputCapability,
+    SystemPromptCapability,
     WorkspaceCapability,
 )
-from driver.clikit import CLIDriver, NativeSchema, RunOutput, cli_config_schema
+from driver.clikit import (
+    CLIDriver,
+    NativeSchema,
+    RunOutput,
+    cli_config_schema,
+    private_text_file,
+)
 
 __all__ = ["ClaudeDriver", "build_argv"]
 
@@ -53,15 +61,19 @@ class ClaudeDriver(CLIDriver[ClaudeConfig]):
     """Drives the Claude Code CLI in print mode, one process per run.
 
     Declares resume (the ``result`` line's ``session_id``), workspace leases,
-    block-level streaming with reasoning, and native structured output
+    block-level streaming with reasoning, native structured output
     (``--json-schema``; the value is ``result.structured_output``, validated
-    again against the schema); no skills, MCP or HITL.
+    again against the schema), and the appended system prompt
+    (``--append-system-prompt-file`` naming a private temporary file, removed after
+    the run; refused as ``conflicting_extra_args`` when ``extra_args`` already pass
+    ``--append-system-prompt*`` or ``--system-prompt*``); no skills, MCP or HITL.
     """
 
     driver_type = CLAUDE_DRIVER_TYPE
     fingerprint_domain = FINGERPRINT_DOMAIN
     supported_cli_versions = ">=2.1.323"
     install_hint = "install Claude Code or set ClaudeConfig.command"
+    system_prompt_flags = ("--append-system-prompt", "--system-prompt")
 
     def __init__(self, config: ClaudeConfig | None = None) -> None:
         super().__init__(ClaudeConfig, config)
@@ -84,7 +96,13 @@ class ClaudeDriver(CLIDriver[ClaudeConfig]):
                 works_with_streaming=True,
                 notes="--json-schema; the value is result.structured_output",
             ),
+            system_prompt=SystemPromptCapability(append=True),
         )
+
+    def system_prompt_args(self, text: str, cleanup: contextlib.ExitStack) -> list[str]:
+        """``--append-system-prompt-file`` naming a private (0600) file with ``text``."""
+        path = cleanup.enter_context(private_text_file(text, prefix="claude-append-", suffix=".md"))
+        return ["--append-system-prompt-file", path]
 
     def command_line(
         self, config: ClaudeConfig, prompt: str, *, model: str, resume_id: str

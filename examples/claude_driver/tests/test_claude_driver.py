@@ -10,6 +10,8 @@ in ``adaptertest.clikit``; this file gives them Claude Code's data.
 
 from __future__ import annotations
 
+import contextlib
+import stat
 from pathlib import Path
 
 import pytest
@@ -342,3 +344,61 @@ def test_the_home_is_claude_codes_config_dir(tmp_path: Path) -> None:
     env = ClaudeDriver(config).process_env(config)
     assert env["CLAUDE_CONFIG_DIR"] == str(tmp_path / ".claude")
     assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:9"
+
+
+# -- the appended system prompt ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_an_append_goes_to_a_private_file_named_by_its_flag(
+    anyio_backend: str, tmp_path: Path
+) -> None:
+    text = 'Answer in French.\n  Keep "quotes" and \\ as they are.  '
+    passed = await testing.appended_argv(REPLAY, text, tmp_path, extra_args=("--max-turns", "3"))
+    flag = passed.index("--append-system-prompt-file")
+    path = Path(passed[flag + 1])
+    assert passed[flag + 2 :] == ["--max-turns", "3", "--", "hello"]  # the prompt is untouched
+    assert text not in " ".join(passed)
+    assert not path.exists()  # removed once the run is over
+
+
+def test_the_append_file_is_private_holds_the_text_exactly_and_is_removed() -> None:
+    driver = ClaudeDriver()
+    text = "Line one\nLine two é ☃ \t"
+    with contextlib.ExitStack() as cleanup:
+        flag, name = driver.system_prompt_args(text, cleanup)
+        path = Path(name)
+        assert flag == "--append-system-prompt-file"
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        assert path.read_bytes() == text.encode("utf-8")
+    assert not path.exists()
+
+
+@pytest.mark.parametrize(
+    "extra_args",
+    [
+        ("--append-system-prompt", "Be terse."),
+        ("--append-system-prompt=Be terse.",),
+        ("--append-system-prompt-file", "rules.md"),
+        ("--system-prompt", "You are a cat."),
+        ("--system-prompt-file=prompt.md",),
+    ],
+)
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_an_append_is_refused_when_extra_args_set_the_system_prompt(
+    anyio_backend: str, extra_args: tuple[str, ...], tmp_path: Path
+) -> None:
+    await testing.check_append_refused(
+        REPLAY, "conflicting_extra_args", tmp_path, extra_args=extra_args
+    )
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_other_extra_args_leave_the_append_alone(anyio_backend: str, tmp_path: Path) -> None:
+    extra = ("--permission-mode", "plan")
+    passed = await testing.appended_argv(REPLAY, "x", tmp_path, extra_args=extra)
+    assert "--append-system-prompt-file" in passed
+
+
+def test_the_descriptor_declares_the_append() -> None:
+    assert ClaudeDriver().descriptor().system_prompt.append is True

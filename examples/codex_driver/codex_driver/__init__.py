@@ -21,7 +21,7 @@ from codex_driver._config import (
     FINGERPRINT_DOMAIN,
     CodexConfig,
 )
-from codex_driver._driver import CodexDriver, build_argv
+from codex_driver._driver import CodexDriver, build_argv, toml_string
 from codex_driver._parser import CodexStreamParser
 
 __all__ = [
@@ -33,4 +33,5 @@ __all__ = [
     "CodexDriver",
     "CodexStreamParser",
     "build_argv",
+    "toml_string",
 ]

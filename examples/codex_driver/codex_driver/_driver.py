@@ -7,6 +7,8 @@ the command line and the parser.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Sequence
 from pathlib import Path
 
 from codex_driver._config import (
@@ -22,11 +24,52 @@ from driver import (
     ModelInfo,
     SessionCapability,
     StructuredOutputCapability,
+    SystemPromptCapability,
     WorkspaceCapability,
 )
 from driver.clikit import CLIDriver, NativeSchema, RunOutput, cli_config_schema
 
-__all__ = ["CodexDriver", "build_argv"]
+__all__ = ["CodexDriver", "build_argv", "toml_string"]
+
+# Config keys that set the model's instructions; an append is refused when extra_args set one.
+_INSTRUCTION_KEYS = frozenset({"developer_instructions", "instructions"})
+_TOML_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\t": "\\t",
+    "\n": "\\n",
+    "\f": "\\f",
+    "\r": "\\r",
+}
+
+
+def toml_string(text: str) -> str:
+    """``text`` as a TOML basic string: quotes, backslashes and control characters escaped."""
+    out = []
+    for char in text:
+        if char in _TOML_ESCAPES:
+            out.append(_TOML_ESCAPES[char])
+        elif ord(char) < 0x20 or ord(char) == 0x7F:
+            out.append(f"\\u{ord(char):04X}")
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
+
+
+def _config_overrides(extra_args: Sequence[str]) -> list[str]:
+    """The ``key=value`` overrides of ``-c``/``--config`` in ``extra_args``, in any spelling."""
+    found: list[str] = []
+    args = list(extra_args)
+    for index, arg in enumerate(args):
+        if arg in ("-c", "--config"):
+            if index + 1 < len(args):
+                found.append(args[index + 1])
+        elif arg.startswith("--config="):
+            found.append(arg.removeprefix("--config="))
+        elif arg.startswith("-c") and not arg.startswith("--"):
+            found.append(arg[2:])
+    return found
 
 
 def build_argv(
@@ -56,7 +99,10 @@ class CodexDriver(CLIDriver[CodexConfig]):
     item-level streaming with reasoning summaries, and native structured output
     (``--output-schema FILE``; the final agent message is the value, validated
     against the schema since codex ignores it while tools or MCP servers are
-    active); no skills, MCP or HITL.
+    active), and the appended system prompt (``-c developer_instructions=<TOML
+    string>``; refused as ``conflicting_extra_args`` when ``extra_args`` already set
+    ``developer_instructions`` or ``instructions`` with ``-c``/``--config``); no skills,
+    MCP or HITL.
     """
 
     driver_type = CODEX_DRIVER_TYPE
@@ -85,7 +131,20 @@ class CodexDriver(CLIDriver[CodexConfig]):
                 notes="--output-schema FILE; the final agent message is the value, validated "
                 "here because codex ignores the schema while tools or MCP servers are active",
             ),
+            system_prompt=SystemPromptCapability(append=True),
         )
+
+    def system_prompt_args(self, text: str, cleanup: contextlib.ExitStack) -> list[str]:
+        """``-c developer_instructions=<text as a TOML string>``: codex sends it to the model
+        as developer instructions, beside its own."""
+        return ["-c", f"developer_instructions={toml_string(text)}"]
+
+    def conflicting_system_prompt_arg(self, extra_args: Sequence[str]) -> str | None:
+        """A ``-c``/``--config`` override of ``developer_instructions`` or ``instructions``."""
+        for override in _config_overrides(extra_args):
+            if override.split("=", 1)[0].strip() in _INSTRUCTION_KEYS:
+                return override
+        return None
 
     def command_line(
         self, config: CodexConfig, prompt: str, *, model: str, resume_id: str

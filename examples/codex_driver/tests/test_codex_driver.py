@@ -11,9 +11,12 @@ in ``adaptertest.clikit``; this file gives them Codex's data.
 from __future__ import annotations
 
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from syrupy.assertion import SnapshotAssertion
 
 from adaptertest import RecordingSink
@@ -25,6 +28,7 @@ from codex_driver import (
     CodexDriver,
     CodexStreamParser,
     build_argv,
+    toml_string,
 )
 from driver import Request, SessionContext, SessionState, StreamKind, TranscriptKind, Usage
 from driver.clikit import ProcessOutcome, RunOutput
@@ -313,3 +317,57 @@ def test_the_home_is_codex_home(tmp_path: Path) -> None:
     env = CodexDriver(config).process_env(config)
     assert env["CODEX_HOME"] == str(tmp_path / ".codex")
     assert env["OPENAI_API_KEY"] == "k"
+
+
+# -- the appended system prompt ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_an_append_becomes_developer_instructions(anyio_backend: str, tmp_path: Path) -> None:
+    text = 'Answer in French.\nKeep "quotes" and \\ as they are.'
+    extra = ("--sandbox", "read-only")
+    passed = await testing.appended_argv(REPLAY, text, tmp_path, extra_args=extra)
+    flag = passed.index("-c")
+    key, value = passed[flag + 1].split("=", 1)
+    assert key == "developer_instructions"
+    assert tomllib.loads(f"v = {value}")["v"] == text
+    assert passed[flag + 2 : flag + 4] == ["--sandbox", "read-only"]
+    assert passed[-2:] == ["--", "hello"]  # the prompt is untouched
+
+
+@settings(max_examples=50, deadline=None, derandomize=True, database=None)
+@given(st.text(st.characters(exclude_categories=["Cs"]), max_size=60))
+def test_toml_string_reads_back_as_the_same_text(text: str) -> None:
+    assert tomllib.loads(f"v = {toml_string(text)}")["v"] == text
+
+
+@pytest.mark.parametrize(
+    "extra_args",
+    [
+        ("-c", "developer_instructions=Be terse."),
+        ("-c", 'instructions="You are a cat."'),
+        ("--config", "developer_instructions = 'x'"),
+        ("--config=instructions=x",),
+        ("-cdeveloper_instructions=x",),
+    ],
+)
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_an_append_is_refused_when_extra_args_set_the_instructions(
+    anyio_backend: str, extra_args: tuple[str, ...], tmp_path: Path
+) -> None:
+    await testing.check_append_refused(
+        REPLAY, "conflicting_extra_args", tmp_path, extra_args=extra_args
+    )
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_other_config_overrides_leave_the_append_alone(
+    anyio_backend: str, tmp_path: Path
+) -> None:
+    extra = ("-c", "model_reasoning_effort=low", "--config", "developer_instructions_x=1")
+    passed = await testing.appended_argv(REPLAY, "x", tmp_path, extra_args=extra)
+    assert 'developer_instructions="x"' in passed
+
+
+def test_the_descriptor_declares_the_append() -> None:
+    assert CodexDriver().descriptor().system_prompt.append is True

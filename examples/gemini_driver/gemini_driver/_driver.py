@@ -43,6 +43,13 @@ class GeminiDriver(CLIDriver[GeminiConfig]):
     argument deltas, no HITL (headless mode never asks), no skills, MCP or
     structured output.
 
+    No appended system prompt (``Descriptor.system_prompt.append`` stays False):
+    Gemini CLI's only system-prompt hook, the ``GEMINI_SYSTEM_MD`` variable, names a
+    file that *replaces* the built-in system prompt rather than adding to it, and
+    passing the text as a ``GEMINI.md`` context file or inside the prompt would put it
+    in the user turn. A request with a non-empty ``append_system_prompt`` is refused
+    before launch with ``SystemPromptUnsupportedError(reason="unsupported")``.
+
     Usage (:class:`driver.Usage`) comes from ``result.stats``. What its counts
     mean, from gemini-cli's source (``StreamJsonFormatter.convertToStreamStats``
     and the telemetry it sums): per model, ``input_tokens`` is the API's

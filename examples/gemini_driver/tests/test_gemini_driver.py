@@ -387,3 +387,16 @@ def test_the_home_is_gemini_cli_home(tmp_path: Path) -> None:
     env = GeminiDriver(config).process_env(config)
     assert env["GEMINI_CLI_HOME"] == str(tmp_path)
     assert env["GEMINI_CLI_TRUST_WORKSPACE"] == "true"
+
+
+# -- the appended system prompt ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("extra_args", [(), ("--approval-mode", "yolo")])
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_an_append_is_refused_before_launch(
+    anyio_backend: str, extra_args: tuple[str, ...], tmp_path: Path
+) -> None:
+    """Gemini CLI can only replace its system prompt (GEMINI_SYSTEM_MD), never append."""
+    assert GeminiDriver().descriptor().system_prompt.append is False
+    await testing.check_append_refused(REPLAY, "unsupported", tmp_path, extra_args=extra_args)

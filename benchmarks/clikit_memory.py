@@ -1,0 +1,191 @@
+"""Peak memory of one CLI-driver run per byte of the CLI's output:
+``python benchmarks/clikit_memory.py [--quick]``.
+
+A fake CLI (a small Python script) prints either one JSON line carrying N bytes of text
+on stdout, N bytes spread over many short JSON lines, or N bytes of stderr, then its
+terminal line. The run goes through ``driver.clikit.run_turn`` with a JSONL parser that
+keeps the answer text as a transcript item (as real drivers do) and a sink that keeps
+nothing, so what is measured is the kit: reading the pipes, framing lines, parsing,
+and the response (which keeps stdout once, by contract, and stderr capped).
+
+Each figure comes from a fresh interpreter (``--child``) tracing allocations with
+``tracemalloc``: the peak of the run minus the peak of the same run with empty output,
+divided by N. Targets: stdout at most 3 bytes per byte (the response keeps one copy);
+stderr at most 0.5 bytes per byte at 50 MB (it is capped: head and tail only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tracemalloc
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from driver import Request, RunEvent, StreamPayload, TerminalPayload, TranscriptItem, TranscriptKind
+from driver.clikit import JsonlParser, RunOutput, run_turn
+
+SHAPES = ("stdout-line", "stdout-lines", "stderr")
+"""One JSON answer line of N bytes (kept as a transcript item); N bytes of 200-byte
+progress lines (parsed, not kept: what a driver keeps of each line is its own cost); N
+bytes of stderr."""
+FULL_SIZES = (5_000_000, 20_000_000, 50_000_000)
+QUICK_SIZES = (2_000_000, 10_000_000)
+TARGETS = {"stdout-line": 3.0, "stdout-lines": 3.0, "stderr": 0.5}
+"""Bytes of peak memory per byte of output, at most."""
+
+CLI = """
+import sys
+shape, size = sys.argv[1], int(sys.argv[2])
+out = sys.stdout.buffer
+if shape == "stdout-line":
+    out.write(b'{"say": "' + b"x" * size + b'"}\\n')
+elif shape == "stdout-lines":
+    line = b'{"note": "' + b"y" * 188 + b'"}\\n'
+    for _ in range(size // len(line)):
+        out.write(line)
+else:
+    block = (b"warning: something happened, retrying\\n" * 1700)[:65536]
+    for _ in range(size // len(block)):
+        sys.stderr.buffer.write(block)
+out.write(b'{"done": true}\\n')
+"""
+
+
+class SayParser(JsonlParser):
+    """``{"say": TEXT}`` lines (kept as assistant items), ``{"note": TEXT}`` progress lines
+    (parsed, not kept) and a ``{"done": true}`` terminal."""
+
+    program = "say-cli"
+    missing_terminal = "a done line"
+
+    def __init__(self, out: RunOutput) -> None:
+        super().__init__(out)
+        self._last = ""
+
+    def on_object(self, line: dict[str, Any], text: str) -> None:
+        if "say" in line:
+            self._last = str(line["say"])
+            self._out.item(TranscriptItem(kind=TranscriptKind.ASSISTANT, text=self._last))
+        elif line.get("done") is True:
+            self.terminal = TerminalPayload(event="done", raw_json=text)
+
+    @property
+    def succeeded(self) -> bool:
+        return self.terminal is not None
+
+    @property
+    def resume_id(self) -> str:
+        return ""
+
+    def output(self) -> str:
+        return self._last
+
+    def reported_failure(self, meta: dict[str, Any]) -> str:
+        return "say-cli failed"
+
+
+class DiscardingSink:
+    """Keeps nothing: the host's cost is not the kit's."""
+
+    def emit(self, event: RunEvent) -> None:
+        del event
+
+    def emit_stream(self, payload: StreamPayload) -> None:
+        del payload
+
+
+def run_peak(shape: str, size: int) -> tuple[int, int, int]:
+    """(tracemalloc peak of one run, len(stdout), len(stderr) as the response holds them)."""
+
+    async def one() -> tuple[int, int]:
+        response = await run_turn(
+            Request(prompt="hi"),
+            DiscardingSink(),
+            driver_type="say",
+            argv=lambda resume_id: [sys.executable, "-c", CLI, shape, str(size)],
+            cwd="",
+            model="",
+            timeout=120,
+            parser=SayParser,
+        )
+        assert response.failure is None, response.failure
+        assert response.raw_streams is not None
+        return len(response.raw_streams.stdout), len(response.raw_streams.stderr)
+
+    tracemalloc.start()
+    try:
+        kept_out, kept_err = anyio.run(one)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return peak, kept_out, kept_err
+
+
+@dataclass(frozen=True)
+class Row:
+    shape: str
+    size: int
+    per_byte: float
+    kept_stdout: int
+    kept_stderr: int
+
+    @property
+    def ok(self) -> bool:
+        return self.per_byte <= TARGETS[self.shape]
+
+
+def child(shape: str, size: int) -> dict[str, int]:
+    """Run in a fresh interpreter: this process's allocations are not the child's."""
+    done = subprocess.run(
+        [sys.executable, __file__, "--child", shape, str(size)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    )
+    result: dict[str, int] = json.loads(done.stdout)
+    return result
+
+
+def measure(shape: str, size: int) -> Row:
+    """Peak bytes per byte of output for ``shape`` at ``size``, over the empty run."""
+    base = child(shape, 0)["peak"]
+    got = child(shape, size)
+    return Row(shape, size, (got["peak"] - base) / size, got["stdout"], got["stderr"])
+
+
+def render(rows: Sequence[Row]) -> str:
+    lines = [f"{'output':<14}{'size':>10}{'peak/byte':>11}{'target':>9}  result  kept"]
+    for row in rows:
+        kept = f"stdout {row.kept_stdout:,} B, stderr {row.kept_stderr:,} B"
+        lines.append(
+            f"{row.shape:<14}{row.size / 1e6:>8.0f}MB{row.per_byte:>11.2f}"
+            f"{TARGETS[row.shape]:>9.1f}  {'PASS' if row.ok else 'MISS':<6}  {kept}"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller sizes")
+    parser.add_argument("--child", nargs=2, metavar=("SHAPE", "SIZE"), help=argparse.SUPPRESS)
+    ns = parser.parse_args(argv)
+    if ns.child:
+        peak, kept_out, kept_err = run_peak(ns.child[0], int(ns.child[1]))
+        print(json.dumps({"peak": peak, "stdout": kept_out, "stderr": kept_err}))
+        return 0
+    sizes = QUICK_SIZES if ns.quick else FULL_SIZES
+    rows = [measure(shape, size) for shape in SHAPES for size in sizes]
+    print("peak memory of one CLI-driver run per byte of output (tracemalloc, fresh process)")
+    print(render(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
