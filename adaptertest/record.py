@@ -25,9 +25,11 @@ With ``--scenario FILE`` the command runs against the kit's model-API emulator
 (:mod:`adaptertest.emulator`) playing that scenario: the recorder starts it on 127.0.0.1,
 sets ``ADAPTERTEST_EMULATOR_URL``, ``ANTHROPIC_BASE_URL``, ``GOOGLE_GEMINI_BASE_URL`` and
 ``OPENAI_BASE_URL`` (with ``/v1``) in the command's environment, replaces the API keys
-the three CLIs read by a dummy, and replaces a literal ``{emulator}`` in the command's
-arguments by the emulator's base URL. Its ephemeral port is written as ``{emulator}``
-in the file, so a recording does not change with the port. The header names the CLI and
+the three CLIs read by a dummy (and sets ``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1``,
+which keeps Claude Code's telemetry look-ups off the network), and replaces a literal
+``{emulator}`` in the command's arguments by the emulator's base URL. Its ephemeral
+address is written as ``{emulator}`` in the file, so a recording does not change with
+the port. The header names the CLI and
 its version (``--cli NAME``, or the program's name when it is ``claude``, ``codex`` or
 ``gemini``; the version is what ``PROGRAM --version`` prints).
 
@@ -437,6 +439,8 @@ def emulator_env(base_url: str) -> dict[str, str]:
         "ANTHROPIC_API_KEY": DUMMY_KEY,
         "GEMINI_API_KEY": DUMMY_KEY,
         "OPENAI_API_KEY": DUMMY_KEY,
+        # Claude Code otherwise looks up its telemetry hosts: traffic beyond loopback.
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
     }
 
 
@@ -491,8 +495,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="VALUE",
-        help=f"also replace VALUE by {DEFAULT_MARKER} (repeatable; at least {MIN_SECRET} "
-        "characters)",
+        help=f"also replace VALUE by {DEFAULT_MARKER} (repeatable; a value under {MIN_SECRET} "
+        "characters is left alone, with a notice, as environment values are)",
     )
     parser.add_argument(
         "--no-redact",
@@ -554,12 +558,6 @@ def _check(ns: argparse.Namespace) -> None:
         raise UsageError("no command to record: put it after --, e.g. OUT -- claude -p hi")
     if ns.no_redact and ns.secret:
         raise UsageError("--secret and --no-redact contradict each other")
-    for number, value in enumerate(ns.secret, start=1):
-        if len(value) < MIN_SECRET:
-            raise UsageError(
-                f"--secret #{number} is shorter than {MIN_SECRET} characters: replacing it "
-                "would garble the recording"
-            )
     out: Path = ns.out
     parent = out.parent
     if not parent.is_dir():
@@ -665,7 +663,11 @@ def _run(
     else:
         status = f"exit status {recording.exit_code}"
     redacted = ", ".join(recording.redactions) or "nothing found"
-    notice(f"wrote {ns.out}: {len(recording.chunks)} chunks, {status}; redacted: {redacted}")
+    from adaptertest.report import plural
+
+    notice(
+        f"wrote {ns.out}: {plural(len(recording.chunks), 'chunk')}, {status}; redacted: {redacted}"
+    )
     if ns.no_redact:
         notice("--no-redact: secrets were kept; check the file before sharing it")
     return recording.returncode

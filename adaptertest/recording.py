@@ -152,12 +152,19 @@ class Recording:
         return text.encode("utf-8")
 
 
-def is_recording(first_line: bytes) -> bool:
-    """Whether a file's first line is a recording header (cheap for plain transcripts)."""
-    return _header(first_line) is not None
+def is_recording(first_line: bytes, *, source: str = "recording") -> bool:
+    """Whether a file's first line is a recording header (cheap for plain transcripts).
+
+    A line that starts as a header (``{"adaptertest_recording": ...``) but is cut off or
+    not a JSON object raises :class:`RecordingError` naming the header, instead of being
+    replayed as a plain transcript."""
+    return _header(first_line, source=source) is not None
 
 
-def _header(first_line: bytes) -> dict[str, object] | None:
+_HEADER_START = ('{"' + FORMAT_KEY + '"').encode()
+
+
+def _header(first_line: bytes, *, source: str = "recording") -> dict[str, object] | None:
     if FORMAT_KEY.encode() not in first_line:
         return None  # a plain transcript: no need to load json
     import json
@@ -165,14 +172,21 @@ def _header(first_line: bytes) -> dict[str, object] | None:
     try:
         head = json.loads(first_line)
     except ValueError:
-        return None
-    return head if isinstance(head, dict) and FORMAT_KEY in head else None
+        head = None
+    if isinstance(head, dict) and FORMAT_KEY in head:
+        return head
+    if first_line.lstrip().startswith(_HEADER_START):
+        raise RecordingError(
+            f"{source}:1: the recording header ({FORMAT_KEY!r}) is cut off or not one JSON "
+            f"object ({len(first_line)} bytes); record the run again"
+        )
+    return None
 
 
 def loads(data: bytes, *, source: str = "recording") -> Recording:
     """Parse a recording; :class:`RecordingError` names the line of the first problem."""
     lines = data.split(b"\n")
-    head = _header(lines[0])
+    head = _header(lines[0], source=source)
     where = f"{source}:1"
     if head is None:
         raise RecordingError(f"{where}: not a recording header ({FORMAT_KEY!r})")

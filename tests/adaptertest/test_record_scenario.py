@@ -104,6 +104,7 @@ def test_the_emulator_variables_point_every_cli_at_one_address() -> None:
     env = emulator_env("http://127.0.0.1:9")
     assert env["ANTHROPIC_BASE_URL"] == env["GOOGLE_GEMINI_BASE_URL"] == "http://127.0.0.1:9"
     assert env["OPENAI_BASE_URL"] == "http://127.0.0.1:9/v1"
+    assert env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1"
     assert {env[k] for k in ("ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OPENAI_API_KEY")} == {
         DUMMY_KEY
     }
