@@ -20,7 +20,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import anyio
 import pytest
@@ -397,8 +397,7 @@ async def test_a_429_then_the_answer_shows_the_retry_in_metadata(
     assert "429" in retries[0].raw["message"]
 
 
-@dataclasses.dataclass(frozen=True)
-class FailureScenario:
+class FailureScenario(NamedTuple):
     name: str
     fault: Fault
     named: tuple[str, ...]
