@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import adaptertest.recording as recording
+from adaptertest.report import plural
 
 if TYPE_CHECKING:
     from hypothesis.strategies import DrawFn, SearchStrategy
@@ -155,7 +156,7 @@ def _discriminator(objects: Sequence[dict[str, Any] | None]) -> str:
 def load_source(path: Path) -> Source:
     """Read a plain JSONL transcript or a v1 recording (OSError, RecordingError)."""
     data = path.read_bytes()
-    if recording.is_recording(data.split(b"\n", 1)[0]):
+    if recording.is_recording(data.split(b"\n", 1)[0], source=path.name):
         played = recording.loads(data, source=path.name)
         stdout, stderr = played.stdout, played.stderr
         exit_code, signal = played.exit_code, played.signal
@@ -708,7 +709,7 @@ def _chunked(source: Source, data: bytes, label: str, cuts: list[tuple[int, floa
         start = offset
     chunks.append(recording.Chunk(clock, recording.STDOUT, data[start:]))
     chunks.extend(recording.Chunk(clock, c.fd, c.data) for c in _stderr(source))
-    text = f"{label} in {len(chunks)} chunks: " + "; ".join(words)
+    text = f"{label} in {plural(len(chunks), 'chunk')}: " + "; ".join(words)
     return Variant(tuple(chunks), source.exit_code, source.signal, text, realtime=clock > 0)
 
 

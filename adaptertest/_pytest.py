@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
+from adaptertest._details import show_details
 from adaptertest._screen import screen
 from adaptertest._suite import Suite
 from adaptertest.clauses import CLAUSES, Clause
 from adaptertest.options import Options
-from adaptertest.pytest_plugin import show_details
 from adaptertest.report import ClauseResult, ClauseStatus
 
 SUITE_ATTRIBUTE = "_adaptertest_suite"

@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, SecretBytes, SecretStr
 
-from adaptertest import _fresh as fresh
 from adaptertest._calls import CallRunner, Outcome, describe_error, describe_hang, driver_traceback
+from adaptertest._fresh import start_for
 from adaptertest._imports import import_attr
 from adaptertest._probe import ProbeAbort, ProbeContext, ProbeRecord
 from adaptertest._runinfo import now_utc, run_info
@@ -300,7 +300,7 @@ class Suite:
         with self._lock:
             self._setup()
         if self._descriptor is not None and self._descriptor.sessions.supports_resume:
-            fresh.start_for(self.factory, self.options)
+            start_for(self.factory, self.options)
 
     def scrub(self, text: str) -> str:
         """Remove every secret value from ``text`` (those of ``Options`` and of the

@@ -538,7 +538,8 @@ CLAUSES: tuple[Clause, ...] = (
     _c(
         "RSP-03",
         "output is not a stdout dump",
-        "output is the final answer, never the raw JSONL stdout.",
+        "output is the final answer, never protocol: not stdout's JSON lines (all or part, "
+        "with or without the trailing newline, LF or CRLF), nor the terminal JSON line alone.",
         L,
         *_BOTH_LIVE,
     ),

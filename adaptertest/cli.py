@@ -28,8 +28,9 @@ from adaptertest._screen import screen
 from adaptertest.clauses import CLAUSES, clause_ids
 from adaptertest.options import Options, OptionsError
 from adaptertest.realcli import cli as install_clis
-from adaptertest.report import ClauseStatus, ConformanceReport
+from adaptertest.report import UNKNOWN_DRIVER, ClauseStatus, ConformanceReport
 from adaptertest.report_json import dumps, report_to_json
+from driver.errors import InvalidDriverConfigError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -69,6 +70,35 @@ OPTION_FLAGS: dict[str, str] = {
 }
 """The Options field each ``check`` flag sets, to name the flag when its value is bad."""
 
+CLI_WORDS: tuple[tuple[str, str], ...] = (
+    ("Options(concurrent_runs=N) (with live_run=True)", "--concurrent N (with --live)"),
+    ("Options(live_structured_output=True) (with live_run=True)", "--live"),
+    ("Options(live_run=True)", "--live"),
+    ("Options(show_live_details=True)", "--show-live-details"),
+    ("Options(config=...)", "--config JSON"),
+)
+"""How the suite's advice names an option, and the ``check`` flag that sets it."""
+
+
+def in_cli_words(text: str) -> str:
+    """``text`` with each piece of advice naming an Options field that ``check`` has a
+    flag for naming the flag instead (what a user of the CLI can act on)."""
+    for library, flag in CLI_WORDS:
+        text = text.replace(library, flag)
+    return text
+
+
+def _report_in_cli_words(report: ConformanceReport) -> ConformanceReport:
+    results = tuple(
+        dataclasses.replace(
+            r,
+            messages=tuple(map(in_cli_words, r.messages)),
+            notes=tuple(map(in_cli_words, r.notes)),
+        )
+        for r in report.results
+    )
+    return dataclasses.replace(report, results=results)
+
 
 # -- parser ----------------------------------------------------------------------------
 
@@ -95,7 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--config",
         metavar="JSON",
-        help="Options(config=...) as JSON text, or @FILE: a dict unless --config-class is given",
+        help="Options(config=...) as JSON text, or @FILE; an object is built with the driver's "
+        "config class (--config-class, the factory module's CONFIG_CLASS, or the type of the "
+        "published or held config), else passed as a dict",
     )
     check.add_argument(
         "--config-class",
@@ -294,13 +326,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _check(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     factory = load_callable(ns.target, what="MODULE:FACTORY")
     options = options_from_args(ns)
+    if isinstance(options.config, dict) and ns.config_class is None:
+        _refuse_a_refused_dict(factory, options.config)
     only = select_clauses(ns.clause)
     from rich.text import Text
 
     from adaptertest._suite import check_driver
 
     with _progress(f"adaptertest: checking {ns.target}"):
-        report = check_driver(factory, options, only=only)
+        report = _report_in_cli_words(check_driver(factory, options, only=only))
     doc = report_to_json(report, name=ns.target, producer="cli")
     if ns.report is not None:
         try:
@@ -402,9 +436,14 @@ def options_from_args(ns: argparse.Namespace) -> Options:
     if ns.expect_failure is not None:
         kwargs["live_expect_failure"] = ns.expect_failure
     if ns.concurrent is not None:
+        if ns.concurrent > 0 and not kwargs["live_run"]:
+            raise UsageError(
+                f"--concurrent {ns.concurrent} needs --live: CON-01 starts that many live runs "
+                "on one driver instance"
+            )
         kwargs["concurrent_runs"] = ns.concurrent
     if ns.config is not None or ns.config_class is not None:
-        kwargs["config"] = _config(ns.config, ns.config_class)
+        kwargs["config"] = _config(ns.config, ns.config_class, lambda: _config_class(ns, base))
     if ns.backend is not None:
         if ns.backend == "trio" and importlib.util.find_spec("trio") is None:
             raise UsageError("--backend trio needs trio: pip install 'agent-driver-kit[trio]'")
@@ -429,8 +468,50 @@ def options_from_args(ns: argparse.Namespace) -> Options:
         raise UsageError(f"{where}: {exc}") from None
 
 
-def _config(text: str | None, class_target: str | None) -> object:
-    """The --config value: parsed JSON, built by --config-class when one is given."""
+CONFIG_CLASS_ATTRIBUTE = "CONFIG_CLASS"
+"""A factory module may publish its driver's config class under this name."""
+
+
+def _config_class(ns: argparse.Namespace, base: Options) -> tuple[type, str] | None:
+    """The driver's config class and where it was found: the factory module's
+    ``CONFIG_CLASS``, the type of the published options' config, or the type of the
+    config a driver from the factory holds. None when none is known."""
+    module_name = ns.target.partition(":")[0]
+    try:
+        module = importlib.import_module(module_name)
+    except Exception:  # noqa: BLE001 - the factory import reports it
+        return None
+    published = getattr(module, CONFIG_CLASS_ATTRIBUTE, None)
+    if isinstance(published, type):
+        return published, f"{module_name}.{CONFIG_CLASS_ATTRIBUTE}"
+    if base.config is not None and not isinstance(base.config, dict | list | str | int | float):
+        return type(base.config), "the config of the published options"
+    try:
+        held = getattr(load_callable(ns.target, what="MODULE:FACTORY")(), "config", None)
+    except Exception:  # noqa: BLE001 - the suite reports a raising factory itself
+        return None
+    if held is not None and callable(getattr(type(held), "model_validate", None)):
+        return type(held), "the driver's config"
+    return None
+
+
+def _build_config(cls: Callable[..., Any], value: Any, name: str) -> object:
+    try:
+        validate = getattr(cls, "model_validate", None)
+        if callable(validate):
+            return validate(value)
+        return cls(**value) if isinstance(value, dict) else cls(value)
+    except Exception as exc:
+        raise UsageError(f"--config does not fit {name}: {exc}") from exc
+
+
+def _config(
+    text: str | None,
+    class_target: str | None,
+    find_class: Callable[[], tuple[type, str] | None] = lambda: None,
+) -> object:
+    """The --config value: parsed JSON, built by --config-class when one is given, else by
+    the driver's config class when one is found (``find_class``)."""
     value: Any = {}
     if text is not None:
         if text.startswith("@"):
@@ -442,16 +523,37 @@ def _config(text: str | None, class_target: str | None) -> object:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
             raise UsageError(f"--config is not valid JSON: {exc}") from exc
-    if class_target is None:
+    if class_target is not None:
+        cls = load_callable(class_target, what="--config-class MODULE:CLASS")
+        return _build_config(cls, value, class_target)
+    if not isinstance(value, dict):
         return value
-    cls = load_callable(class_target, what="--config-class MODULE:CLASS")
+    found = find_class()
+    if found is None:
+        return value
+    cls, where = found
+    name = f"{cls.__module__}.{cls.__qualname__} ({where})"
     try:
-        validate = getattr(cls, "model_validate", None)
+        return _build_config(cls, value, name)
+    except UsageError as exc:
+        raise UsageError(f"{exc}; pass --config-class MODULE:CLASS to choose the class") from None
+
+
+def _refuse_a_refused_dict(factory: Callable[[], object], config: dict[str, Any]) -> None:
+    """A JSON object the driver refuses as a config is a usage error naming the fix, not
+    a CFG-02 failure that reads as a driver bug."""
+    try:
+        validate = getattr(factory(), "validate_config", None)
         if callable(validate):
-            return validate(value)
-        return cls(**value) if isinstance(value, dict) else cls(value)
-    except Exception as exc:
-        raise UsageError(f"--config does not fit {class_target}: {exc}") from exc
+            validate(config)
+    except InvalidDriverConfigError as exc:
+        raise UsageError(
+            f"--config gave a JSON object, which the driver refuses as its config ({exc}): "
+            "pass --config-class MODULE:CLASS to build the driver's config class from it, or "
+            f"publish it as {CONFIG_CLASS_ATTRIBUTE} in the factory module"
+        ) from None
+    except Exception:  # noqa: BLE001 - a raising factory or check is the suite's to report
+        return
 
 
 def select_clauses(values: Sequence[str]) -> list[str] | None:
@@ -476,10 +578,20 @@ def _progress(message: str) -> Iterator[None]:
         yield
 
 
+UNWRAPPED_WIDTH = 100_000
+"""The width of piped output: no line a user may copy is ever broken."""
+
+
 def _console() -> Console:
+    """The console of ``check`` and ``clauses``. Piped or in CI it never wraps (whatever
+    ``COLUMNS`` says); on a terminal, text lines are soft-wrapped by the terminal only,
+    so a copied line (a headline, the ``rerun alone:`` command) stays whole."""
     from rich.console import Console
 
-    return Console(file=sys.stdout, highlight=False)
+    console = Console(file=sys.stdout, highlight=False)
+    if not console.is_terminal:
+        console = Console(file=sys.stdout, highlight=False, width=UNWRAPPED_WIDTH)
+    return console
 
 
 # Flags that select or format the output: a rerun of one clause drops them.
@@ -529,11 +641,11 @@ def render_report(
     for r in report.failures:
         console.print()
         hint = rerun(r.clause) if rerun is not None else None
-        console.print(Text(r.describe(hint, details)))
+        console.print(Text(r.describe(hint, details)), soft_wrap=True)
     console.print()
     style = "bold red" if report.failures else "bold green"
-    summary = screen(f"{report.driver_type or '?'}: {report.summary()}")
-    console.print(Text(summary, style=style))
+    summary = screen(f"{report.driver_type or UNKNOWN_DRIVER}: {report.summary()}")
+    console.print(Text(summary, style=style), soft_wrap=True)
 
 
 # -- clauses ---------------------------------------------------------------------------

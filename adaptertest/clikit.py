@@ -147,7 +147,7 @@ def recorded_output(path: Path) -> tuple[bytes, bytes]:
     """What a recording makes the CLI write, as ``(stdout, stderr)``: the streams of an
     ``adaptertest record`` file, or the bytes of a plain JSONL transcript as stdout."""
     data = path.read_bytes()
-    if recording.is_recording(data.split(b"\n", 1)[0]):
+    if recording.is_recording(data.split(b"\n", 1)[0], source=str(path)):
         recorded = recording.loads(data, source=str(path))
         return recorded.stdout, recorded.stderr
     return data, b""

@@ -33,6 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from adaptertest._details import SHOW_DETAILS_ENV, SHOW_DETAILS_OPTION
+
 if TYPE_CHECKING:
     from adaptertest.report import ClauseResult, ClauseStatus, ConformanceReport
 
@@ -41,18 +43,6 @@ REPORT_ATTRIBUTE = "adaptertest"
 """Name of the extra attribute on a kit item's ``TestReport`` (a JSON-able dict)."""
 PROPERTIES = ("clause", "family", "mode")
 """Marker keywords copied into ``user_properties``."""
-SHOW_DETAILS_OPTION = "--adaptertest-show-details"
-SHOW_DETAILS_ENV = "ADAPTERTEST_SHOW_DETAILS"
-"""Set to ``1`` (or ``true``/``yes``/``on``), it works as :data:`SHOW_DETAILS_OPTION`."""
-
-
-def show_details(config: pytest.Config) -> bool:
-    """Whether this run asked to see provider text (``--adaptertest-show-details`` or
-    ``ADAPTERTEST_SHOW_DETAILS=1``): every ``test_driver`` class then runs with
-    ``Options(show_live_details=True)``. Secrets stay masked either way."""
-    if config.getoption("adaptertest_show_details", default=False):
-        return True
-    return os.environ.get(SHOW_DETAILS_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -303,12 +293,15 @@ class ResultCollector:
         if not self.drivers:
             return
 
+        from adaptertest.report import UNKNOWN_DRIVER
+
         names = Counter(d.name for d in self.drivers.values())
         for d in self.drivers.values():
             label = d.name if d.name and names[d.name] == 1 else d.nodeid
             report = d.report()
             terminalreporter.write_line(
-                f"adaptertest: {label} ({report.driver_type or '?'}): {report.summary()}",
+                f"adaptertest: {label} ({report.driver_type or UNKNOWN_DRIVER}): "
+                f"{report.summary()}",
                 red=not report.ok,
                 green=report.ok,
             )

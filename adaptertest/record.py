@@ -21,6 +21,18 @@ its JSON-escaped forms. Replacement runs on the joined stream of each fd, so a s
 split across two reads is still caught: the end of a chunk that could begin a secret is
 held back until the next read settles it. ``--no-redact`` turns all of this off.
 
+With ``--scenario FILE`` the command runs against the kit's model-API emulator
+(:mod:`adaptertest.emulator`) playing that scenario: the recorder starts it on 127.0.0.1,
+sets ``ADAPTERTEST_EMULATOR_URL``, ``ANTHROPIC_BASE_URL``, ``GOOGLE_GEMINI_BASE_URL`` and
+``OPENAI_BASE_URL`` (with ``/v1``) in the command's environment, replaces the API keys
+the three CLIs read by a dummy (and sets ``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1``,
+which keeps Claude Code's telemetry look-ups off the network), and replaces a literal
+``{emulator}`` in the command's arguments by the emulator's base URL. Its ephemeral
+address is written as ``{emulator}`` in the file, so a recording does not change with
+the port. The header names the CLI and
+its version (``--cli NAME``, or the program's name when it is ``claude``, ``codex`` or
+``gemini``; the version is what ``PROGRAM --version`` prints).
+
 SIGINT and SIGTERM sent to the recorder are passed on to the command, and the file is
 still written once it exits. (A Ctrl-C typed at the terminal already reaches the command,
 which shares the terminal's foreground process group; that one is not sent twice.) The
@@ -320,11 +332,14 @@ def record(
     stdout: BinaryIO | None = None,
     stderr: BinaryIO | None = None,
     notice: Callable[[str], None] = lambda _: None,
+    env: Mapping[str, str] | None = None,
+    cli: Mapping[str, str] | None = None,
 ) -> Recording:
     """Run ``command`` to its end and return what it did, redacted.
 
     ``stdout`` and ``stderr`` receive the command's output live, unredacted (None: not
-    shown). Raises OSError when the command cannot be started.
+    shown). ``env`` is the command's whole environment (None: this process's); ``cli``
+    goes into the header. Raises OSError when the command cannot be started.
     """
     redactor = redactor if redactor is not None else Redactor(())
     streams = {STDOUT: redactor.stream(), STDERR: redactor.stream()}
@@ -332,7 +347,12 @@ def record(
     chunks: list[Chunk] = []
     start = time.monotonic()
     with (
-        subprocess.Popen(list(command), stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc,
+        subprocess.Popen(
+            list(command),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(env) if env is not None else None,
+        ) as proc,
         _forwarding(proc),
         selectors.DefaultSelector() as selector,
     ):
@@ -392,7 +412,72 @@ def record(
         redactions=redactor.used,
         marker=DEFAULT_MARKER,
         duration=duration,
+        cli=cli,
     )
+
+
+# -- against the emulator ------------------------------------------------------------------
+
+EMULATOR_PLACEHOLDER = "{emulator}"
+"""Replaced by the emulator's base URL in the command's arguments; its address in the file."""
+DUMMY_KEY = "adaptertest-emulator-key"
+"""The API key the command gets: the emulator accepts any, and no real key leaves the host."""
+KNOWN_CLIS = ("claude", "codex", "gemini")
+"""Programs whose name alone names the CLI in the header."""
+VERSION_TIMEOUT = 20.0
+"""Seconds ``PROGRAM --version`` may take."""
+_VERSION = re.compile(r"\d+\.\d+(?:\.\d+)?(?:[-+.][0-9A-Za-z.]+)?")
+
+
+def emulator_env(base_url: str) -> dict[str, str]:
+    """The variables that point the three CLIs (and any program) at the emulator."""
+    return {
+        "ADAPTERTEST_EMULATOR_URL": base_url,
+        "ANTHROPIC_BASE_URL": base_url,
+        "GOOGLE_GEMINI_BASE_URL": base_url,
+        "OPENAI_BASE_URL": f"{base_url}/v1",
+        "ANTHROPIC_API_KEY": DUMMY_KEY,
+        "GEMINI_API_KEY": DUMMY_KEY,
+        "OPENAI_API_KEY": DUMMY_KEY,
+        # Claude Code otherwise looks up its telemetry hosts: traffic beyond loopback.
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    }
+
+
+def cli_version(program: str, env: Mapping[str, str] | None = None) -> str:
+    """The version ``program --version`` prints (its first version-looking word), or ``""``
+    when it cannot be run, fails or prints none."""
+    try:
+        done = subprocess.run(
+            [program, "--version"],
+            capture_output=True,
+            timeout=VERSION_TIMEOUT,
+            check=False,
+            stdin=subprocess.DEVNULL,
+            env=dict(env) if env is not None else None,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    if done.returncode != 0:
+        return ""
+    found = _VERSION.search(done.stdout.decode("utf-8", "replace"))
+    return found.group(0) if found else ""
+
+
+def cli_header(
+    name: str, command: Sequence[str], env: Mapping[str, str] | None, notice: Callable[[str], None]
+) -> dict[str, str] | None:
+    """The header's ``cli``: ``name`` (or the program's, when it is a known CLI) and the
+    version it reports; None when no name is given or detectable."""
+    program = command[0]
+    name = name or next((c for c in KNOWN_CLIS if Path(program).name == c), "")
+    if not name:
+        return None
+    version = cli_version(program, env)
+    if not version:
+        notice(f"{program} --version printed no version: the header names {name} only")
+        return {"name": name}
+    return {"name": name, "version": version}
 
 
 # -- command line --------------------------------------------------------------------------
@@ -410,8 +495,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="VALUE",
-        help=f"also replace VALUE by {DEFAULT_MARKER} (repeatable; at least {MIN_SECRET} "
-        "characters)",
+        help=f"also replace VALUE by {DEFAULT_MARKER} (repeatable; a value under {MIN_SECRET} "
+        "characters is left alone, with a notice, as environment values are)",
     )
     parser.add_argument(
         "--no-redact",
@@ -420,6 +505,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--force", action="store_true", help="replace OUT if it exists")
     parser.add_argument(
+        "--scenario",
+        type=Path,
+        metavar="FILE",
+        help="run COMMAND against the model-API emulator playing this scenario (JSON); "
+        f"{EMULATOR_PLACEHOLDER} in COMMAND becomes its base URL",
+    )
+    parser.add_argument(
+        "--cli",
+        default="",
+        metavar="NAME",
+        help="name the recorded CLI in the header, with the version PROGRAM --version "
+        "prints (detected for claude, codex and gemini)",
+    )
+    parser.add_argument(
         "command",
         nargs="*",
         metavar="-- COMMAND ARG",
@@ -427,7 +526,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-USAGE = f"{PROG} [-h] OUT [--secret VALUE] [--no-redact] [--force] -- COMMAND [ARG ...]"
+USAGE = (
+    f"{PROG} [-h] OUT [--secret VALUE] [--no-redact] [--force] [--scenario FILE] [--cli NAME] "
+    "-- COMMAND [ARG ...]"
+)
 DESCRIPTION = (
     "Run COMMAND once, show its output live and keep it (stdout bytes, stderr, timing, "
     "exit status or signal) in OUT, for adaptertest replay. Values of secret-looking "
@@ -437,7 +539,10 @@ EPILOG = (
     "A name looks secret when a _-separated word of it ends in KEY, TOKEN, SECRET, "
     "PASSWORD, PASSWD, PASSPHRASE, CREDENTIAL or COOKIE (or their plurals), is PAT or "
     f"PASS, or starts with AUTH but not AUTHOR(S) (any case); values under {MIN_SECRET} "
-    "characters are left alone. Exit status: the command's (or death by its signal); "
+    "characters are left alone. With --scenario the command's environment points "
+    "ANTHROPIC_BASE_URL, GOOGLE_GEMINI_BASE_URL, OPENAI_BASE_URL and "
+    "ADAPTERTEST_EMULATOR_URL at the emulator, with dummy API keys. "
+    "Exit status: the command's (or death by its signal); "
     "2 for a bad command line or an unwritable OUT, 126 or 127 when COMMAND cannot be run."
 )
 
@@ -453,12 +558,6 @@ def _check(ns: argparse.Namespace) -> None:
         raise UsageError("no command to record: put it after --, e.g. OUT -- claude -p hi")
     if ns.no_redact and ns.secret:
         raise UsageError("--secret and --no-redact contradict each other")
-    for number, value in enumerate(ns.secret, start=1):
-        if len(value) < MIN_SECRET:
-            raise UsageError(
-                f"--secret #{number} is shorter than {MIN_SECRET} characters: replacing it "
-                "would garble the recording"
-            )
     out: Path = ns.out
     parent = out.parent
     if not parent.is_dir():
@@ -469,6 +568,8 @@ def _check(ns: argparse.Namespace) -> None:
         raise UsageError(f"OUT exists: {out} (pass --force to replace it)")
     if not os.access(parent, os.W_OK):
         raise UsageError(f"cannot write in the directory of OUT: {parent}")
+    if ns.scenario is not None and not ns.scenario.is_file():
+        raise UsageError(f"--scenario: no such file: {ns.scenario}")
 
 
 def _write(out: Path, data: bytes) -> None:
@@ -489,30 +590,68 @@ def run(ns: argparse.Namespace) -> int:
         print(f"{PROG}: {text}", file=sys.stderr, flush=True)
 
     _check(ns)
+    if ns.scenario is None:
+        return _run(ns, ns.command, None, [], notice)
+    from adaptertest.emulator import Emulator, Scenario, ScenarioError
+
+    try:
+        scenario = Scenario.load(ns.scenario)
+    except ScenarioError as exc:
+        raise UsageError(f"--scenario: {exc}") from None
+    with Emulator(scenario) as emu:
+        base = emu.base_url
+        command = [arg.replace(EMULATOR_PLACEHOLDER, base) for arg in ns.command]
+        env = {**os.environ, **emulator_env(base)}
+        # The port changes every run: the file says {emulator} wherever the address was.
+        address = base.removeprefix("http://")
+        placeholder = EMULATOR_PLACEHOLDER.encode()
+        rules = [
+            Rule(base.encode(), placeholder, "emulator", bounded=True),
+            Rule(address.encode(), placeholder, "emulator", bounded=True),
+        ]
+        status = _run(ns, command, env, rules, notice)
+        notice(f"the emulator answered {len(emu.requests)} requests")
+        return status
+
+
+def _run(
+    ns: argparse.Namespace,
+    command: list[str],
+    env: dict[str, str] | None,
+    extra_rules: list[Rule],
+    notice: Callable[[str], None],
+) -> int:
+    environ = os.environ if env is None else env
     rules = (
         []
         if ns.no_redact
         else redaction_rules(
-            os.environ, ns.secret, os.environ.get("HOME") or os.path.expanduser("~"), notice=notice
+            {**os.environ, **environ},
+            ns.secret,
+            os.environ.get("HOME") or os.path.expanduser("~"),
+            notice=notice,
         )
     )
-    redactor = Redactor(rules)
+    redactor = Redactor([*extra_rules, *rules])
+    cli = cli_header(ns.cli, command, env, notice)
     try:
         recording = record(
-            ns.command,
+            command,
             redactor=redactor,
             stdout=sys.stdout.buffer,
             stderr=sys.stderr.buffer,
             notice=notice,
+            env=env,
+            cli=cli,
         )
     except FileNotFoundError as exc:
-        notice(f"command not found: {ns.command[0]} ({exc.strerror})")
+        notice(f"command not found: {command[0]} ({exc.strerror})")
         return 127
     except PermissionError as exc:
-        notice(f"cannot run {ns.command[0]}: {exc.strerror}")
+        notice(f"cannot run {command[0]}: {exc.strerror}")
         return 126
     except OSError as exc:
-        notice(f"cannot run {ns.command[0]}: {exc}")
+        notice(f"cannot run {command[0]}: {exc}")
         return 126
     try:
         _write(ns.out, recording.dumps())
@@ -524,7 +663,11 @@ def run(ns: argparse.Namespace) -> int:
     else:
         status = f"exit status {recording.exit_code}"
     redacted = ", ".join(recording.redactions) or "nothing found"
-    notice(f"wrote {ns.out}: {len(recording.chunks)} chunks, {status}; redacted: {redacted}")
+    from adaptertest.report import plural
+
+    notice(
+        f"wrote {ns.out}: {plural(len(recording.chunks), 'chunk')}, {status}; redacted: {redacted}"
+    )
     if ns.no_redact:
         notice("--no-redact: secrets were kept; check the file before sharing it")
     return recording.returncode

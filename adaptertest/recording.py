@@ -8,6 +8,8 @@ A recording is a UTF-8 JSONL file. Line 1 is a header object::
 ``argv`` is the recorded command line (redacted), ``exit_code`` its exit status or
 ``signal`` the signal that killed it (exactly one of the two is set), ``redactions``
 names what was replaced in the file and ``marker`` the text secrets were replaced by.
+An optional ``cli`` object names the recorded CLI, e.g. ``{"name": "claude", "version":
+"2.1.328"}`` (written by ``adaptertest record --cli``, or when the program is detected).
 Every following line is one chunk of output, in arrival order::
 
     {"t": 0.183, "fd": 1, "data": "{\\"type\\":\\"system\\"}\\n"}
@@ -30,7 +32,7 @@ import math
 TYPE_CHECKING = False  # typing itself costs the replay stand-in milliseconds of start-up
 if TYPE_CHECKING:
     import os
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
 FORMAT_KEY = "adaptertest_recording"
 """The header key that marks a file as a recording; its value is the format version."""
@@ -71,7 +73,16 @@ class Chunk:
 class Recording:
     """One recorded run: the header's facts and the chunks in arrival order."""
 
-    __slots__ = ("argv", "chunks", "duration", "exit_code", "marker", "redactions", "signal")
+    __slots__ = (
+        "argv",
+        "chunks",
+        "cli",
+        "duration",
+        "exit_code",
+        "marker",
+        "redactions",
+        "signal",
+    )
 
     def __init__(
         self,
@@ -83,6 +94,7 @@ class Recording:
         redactions: Sequence[str] = (),
         marker: str = DEFAULT_MARKER,
         duration: float = 0.0,
+        cli: Mapping[str, str] | None = None,
     ) -> None:
         if (exit_code is None) == (signal is None):
             raise ValueError("a recording has exactly one of exit_code and signal")
@@ -93,6 +105,8 @@ class Recording:
         self.redactions = list(redactions)
         self.marker = marker
         self.duration = duration
+        self.cli = dict(cli) if cli else None
+        """The recorded CLI (``{"name": ..., "version": ...}``), when known; None otherwise."""
 
     @property
     def returncode(self) -> int:
@@ -115,8 +129,8 @@ class Recording:
         return self.output(STDERR)
 
     def header(self) -> dict[str, object]:
-        """The header object, key order fixed."""
-        return {
+        """The header object, key order fixed; ``cli`` only when known."""
+        head: dict[str, object] = {
             FORMAT_KEY: VERSION,
             "argv": self.argv,
             "exit_code": self.exit_code,
@@ -125,6 +139,9 @@ class Recording:
             "marker": self.marker,
             "duration": round(self.duration, 6),
         }
+        if self.cli:
+            head["cli"] = self.cli
+        return head
 
     def dumps(self) -> bytes:
         """The whole file: the header line, then one line per chunk."""
@@ -135,12 +152,19 @@ class Recording:
         return text.encode("utf-8")
 
 
-def is_recording(first_line: bytes) -> bool:
-    """Whether a file's first line is a recording header (cheap for plain transcripts)."""
-    return _header(first_line) is not None
+def is_recording(first_line: bytes, *, source: str = "recording") -> bool:
+    """Whether a file's first line is a recording header (cheap for plain transcripts).
+
+    A line that starts as a header (``{"adaptertest_recording": ...``) but is cut off or
+    not a JSON object raises :class:`RecordingError` naming the header, instead of being
+    replayed as a plain transcript."""
+    return _header(first_line, source=source) is not None
 
 
-def _header(first_line: bytes) -> dict[str, object] | None:
+_HEADER_START = ('{"' + FORMAT_KEY + '"').encode()
+
+
+def _header(first_line: bytes, *, source: str = "recording") -> dict[str, object] | None:
     if FORMAT_KEY.encode() not in first_line:
         return None  # a plain transcript: no need to load json
     import json
@@ -148,14 +172,21 @@ def _header(first_line: bytes) -> dict[str, object] | None:
     try:
         head = json.loads(first_line)
     except ValueError:
-        return None
-    return head if isinstance(head, dict) and FORMAT_KEY in head else None
+        head = None
+    if isinstance(head, dict) and FORMAT_KEY in head:
+        return head
+    if first_line.lstrip().startswith(_HEADER_START):
+        raise RecordingError(
+            f"{source}:1: the recording header ({FORMAT_KEY!r}) is cut off or not one JSON "
+            f"object ({len(first_line)} bytes); record the run again"
+        )
+    return None
 
 
 def loads(data: bytes, *, source: str = "recording") -> Recording:
     """Parse a recording; :class:`RecordingError` names the line of the first problem."""
     lines = data.split(b"\n")
-    head = _header(lines[0])
+    head = _header(lines[0], source=source)
     where = f"{source}:1"
     if head is None:
         raise RecordingError(f"{where}: not a recording header ({FORMAT_KEY!r})")
@@ -178,6 +209,7 @@ def loads(data: bytes, *, source: str = "recording") -> Recording:
         redactions=_strings(head, "redactions", where),
         marker=_text(head, "marker", where, DEFAULT_MARKER),
         duration=_seconds(head, "duration", where, 0.0),
+        cli=_cli(head, where),
     )
 
 
@@ -250,6 +282,17 @@ def _status(obj: dict[str, object], key: str, where: str) -> int | None:
     if type(value) is not int or not low <= value <= high:  # bool is an int: refused
         raise RecordingError(f"{where}: {key!r} must be null or {low}..{high}, got {value!r}")
     return value
+
+
+def _cli(obj: dict[str, object], where: str) -> dict[str, str] | None:
+    value = obj.get("cli")
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise RecordingError(f"{where}: 'cli' must be an object of strings, got {value!r}")
+    return dict(value)
 
 
 def _strings(obj: dict[str, object], key: str, where: str) -> list[str]:

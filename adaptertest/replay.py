@@ -164,7 +164,7 @@ def _load(args: Args) -> tuple[list[recording.Chunk], int]:
     """What to write, and the exit status (negative: die by that signal)."""
     with open(args.transcript, "rb") as file:
         data = file.read()
-    if not recording.is_recording(data.split(b"\n", 1)[0]):
+    if not recording.is_recording(data.split(b"\n", 1)[0], source=args.transcript):
         if args.realtime:
             raise UsageError(
                 f"--realtime needs a recording with timing (adaptertest record); "

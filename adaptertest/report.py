@@ -42,6 +42,15 @@ def rerun_hint(clause: str) -> str:
     return f"pytest -k {clause}  (or: python -m adaptertest check ... --clause {clause})"
 
 
+UNKNOWN_DRIVER = "driver type unknown (see DRV-01)"
+"""What a report names when no driver gave its type (the factory or descriptor() failed)."""
+
+
+def plural(count: int, noun: str, many: str = "") -> str:
+    """``1 chunk``, ``2 chunks`` (``many`` for an irregular plural)."""
+    return f"{count} {noun if count == 1 else many or noun + 's'}"
+
+
 DETAILS_HINT = "rerun with Options(show_live_details=True) to see the withheld provider text"
 """The generic advice for a message with withheld text; front ends name their own flag."""
 

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from adaptertest.report import ClauseResult, ClauseStatus, ConformanceReport
+from adaptertest.report import UNKNOWN_DRIVER, ClauseResult, ClauseStatus, ConformanceReport
 from adaptertest.report_json import run_from_json
 
 STATUS_LABEL: dict[ClauseStatus, str] = {
@@ -78,7 +78,8 @@ def driver_to_markdown(entry: Mapping[str, Any], *, title: str | None = None) ->
     lines = [
         f"### {cell(heading)}",
         "",
-        f"**Level: {cell(report.level_text())}** · driver {cell(report.driver_type or '?')} · "
+        f"**Level: {cell(report.level_text())}** · "
+        f"driver {cell(report.driver_type or UNKNOWN_DRIVER)} · "
         f"{counts or 'no clauses'} · {report.duration:.2f} s",
     ]
     if report.failures:

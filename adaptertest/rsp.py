@@ -116,19 +116,49 @@ def _check_failure(response: Response) -> list[Violation]:
     return []
 
 
+def _protocol_lines(text: str) -> list[str]:
+    """The non-blank lines of ``text``, CR/LF endings and outer spaces stripped."""
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _is_object_shaped(line: str) -> bool:
+    return line.startswith("{") and line.endswith("}")
+
+
 def _check_output_dump(response: Response) -> list[Violation]:
+    """RSP-03: the output is protocol, not an answer.
+
+    Protocol-shaped means the output is made only of stdout's own JSON-object lines
+    (at least one of them valid JSON):
+    two or more of them (the whole stdout, or part of it, joined with or without the
+    trailing newline, LF or CRLF), or the terminal JSON line alone. An answer that
+    merely is JSON (a structured answer, a JSON code block in prose, a one-line JSON
+    reply that is no line of stdout as printed) is not.
+    """
     raw = response.raw_streams
-    if raw is None or response.output == "":
+    if raw is None or trim_space(response.output) == "":
         return []
-    stdout = decode_lossless(raw.stdout)
-    if response.output != stdout:
+    output = _protocol_lines(response.output)
+    if not all(_is_object_shaped(line) for line in output):
         return []
-    trimmed = trim_space(stdout)
-    if trimmed.startswith("{") and "\n" in trimmed:
+    stdout = set(_protocol_lines(decode_lossless(raw.stdout)))
+    if not all(line in stdout for line in output) or not any(map(is_valid_json, output)):
+        return []
+    if len(output) >= 2:
         return [
             Violation(
                 "RSP-03",
-                f"output is the whole stdout ({len(raw.stdout)} bytes of line-delimited JSON)",
+                f"output is {len(output)} JSON lines of stdout ({len(response.output)} chars of "
+                "line-delimited JSON), not the final answer",
+            )
+        ]
+    terminal = raw.terminal
+    if terminal is not None and output == [terminal.raw_json.strip()]:
+        return [
+            Violation(
+                "RSP-03",
+                f"output is the terminal JSON line of stdout ({len(output[0])} chars, event "
+                f"{terminal.event!r}), not the final answer",
             )
         ]
     return []

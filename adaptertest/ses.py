@@ -23,9 +23,8 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol, TypeVar
 
-from adaptertest import _fresh as fresh
 from adaptertest._calls import describe_error, describe_hang
-from adaptertest._fresh import FreshResult
+from adaptertest._fresh import FreshResult, for_suite
 from adaptertest._probe import ProbeContext
 from adaptertest._property import falsified_by_clause, falsified_for, property_settings
 from adaptertest.options import DEFAULT_SESSION_STATE
@@ -281,42 +280,48 @@ def _check_laws(
         str,
     )
     if repeat != guard:
-        found.append(f"guard_fingerprint(params) returned {_short(guard)}, then {_short(repeat)}")
-    fresh = checker.call(
-        "SES-05",
-        f"to_params(fresh copy of {what})",
-        codec.to_params,
-        state.model_copy(deep=True),
-        SessionParams,
-    )
-    fresh_guard = checker.call(
-        "SES-05",
-        f"guard_fingerprint(to_params(fresh copy of {what}))",
-        codec.guard_fingerprint,
-        fresh,
-        str,
-    )
-    if fresh_guard != guard:
         found.append(
-            f"guard_fingerprint differs for to_params of a fresh copy of the {what}: "
-            f"{_short(guard)} vs {_short(fresh_guard)}"
+            f"guard_fingerprint(params) returned {_short(guard)}, then {_short(repeat)} for the "
+            "same params: a guard must be deterministic (no random values, clock, id() or "
+            "object addresses)"
         )
-    if len(params.values) > 1:
-        other_order = reordered(params)
-        other_guard = checker.call(
+    else:  # deterministic: then equal params in any shape must give the same guard
+        fresh = checker.call(
             "SES-05",
-            "guard_fingerprint(params with values inserted in reverse order)",
+            f"to_params(fresh copy of {what})",
+            codec.to_params,
+            state.model_copy(deep=True),
+            SessionParams,
+        )
+        fresh_guard = checker.call(
+            "SES-05",
+            f"guard_fingerprint(to_params(fresh copy of {what}))",
             codec.guard_fingerprint,
-            other_order,
+            fresh,
             str,
         )
-        if other_guard != guard:
+        if fresh_guard != guard:
             found.append(
-                "guard_fingerprint differs for equal params whose values were inserted in "
-                f"another order (keys {_keys(list(params.values))} vs "
-                f"{_keys(list(other_order.values))}): {_short(guard)} vs {_short(other_guard)}; "
-                "a guard must not depend on dict insertion order (sort the keys)"
+                f"guard_fingerprint differs for to_params of a fresh copy of the {what}: "
+                f"{_short(guard)} vs {_short(fresh_guard)}"
             )
+        if len(params.values) > 1:
+            other_order = reordered(params)
+            other_guard = checker.call(
+                "SES-05",
+                "guard_fingerprint(params with values inserted in reverse order)",
+                codec.guard_fingerprint,
+                other_order,
+                str,
+            )
+            if other_guard != guard:
+                found.append(
+                    "guard_fingerprint differs for equal params whose values were inserted in "
+                    f"another order (keys {_keys(list(params.values))} vs "
+                    f"{_keys(list(other_order.values))}): {_short(guard)} vs "
+                    f"{_short(other_guard)}; a guard must not depend on dict insertion order "
+                    "(sort the keys)"
+                )
     checker.problems("SES-05", found)
 
     if guard_keys:
@@ -750,7 +755,7 @@ def probe_fresh_process(ctx: ProbeContext) -> None:
 
     if not ctx.descriptor.sessions.supports_resume:
         return
-    found = fresh.for_suite(ctx.factory, ctx.options)
+    found = for_suite(ctx.factory, ctx.options)
     if found is None:
         return
     if isinstance(found, str) or found.error is not None:

@@ -98,7 +98,6 @@ class Emulator:
             raise ValueError(f"port must be an int from 0 to 65535, got {port!r}")
         if on_request is not None and not callable(on_request):
             raise TypeError(f"on_request must be callable, got {type(on_request).__name__}")
-        self.scenario = scenario
         self._port = port
         self._on_request = on_request
         self._script = Script(scenario)
@@ -224,6 +223,24 @@ class Emulator:
             return list(self._unserved)
 
     @property
+    def scenario(self) -> Scenario:
+        """The scenario being served."""
+        return self._script.scenario
+
+    def use(self, scenario: Scenario) -> None:
+        """Serve ``scenario`` from its first turn on, without a restart (the port and the
+        recorded requests stay): one emulator for many runs, each with its own script."""
+        if not isinstance(scenario, Scenario):
+            raise TypeError(f"scenario must be a Scenario, got {type(scenario).__name__}")
+        self._script = Script(scenario)
+
+    def clear_requests(self) -> None:
+        """Forget the requests recorded so far (and the unserved ones)."""
+        with self._changed:
+            self._requests.clear()
+            self._unserved.clear()
+
+    @property
     def turns_served(self) -> int:
         """How many turns main requests have consumed."""
         return self._script.served
@@ -310,7 +327,8 @@ class Emulator:
             return
         schema = wire.schema(body)
         side = wire.side(route, body, {k.lower(): v for k, v in headers.items()})
-        plan = self._script.take(side=side, schema=schema is not None)
+        script = self._script
+        plan = script.take(side=side, schema=schema is not None)
         stream = wire.stream(route, body)
         model = wire.model(route, body)
         texts = wire.texts(body)
@@ -343,7 +361,7 @@ class Emulator:
             answer = _answer(Turn(text="OK", usage=usage), model, schema, side=True)
         elif plan.turn is None:
             message = (
-                f"emulator: the scenario's {len(self.scenario.turns)} turn(s) are used up "
+                f"emulator: the scenario's {len(script.scenario.turns)} turn(s) are used up "
                 "(set repeat_last to keep serving the last one)"
             )
             await _send_json(send, 500, wire.error(500, message))

@@ -65,6 +65,7 @@ from driver.clikit._structured import (
 from driver.clikit._turn import (
     GUARDED_KEYS,
     MetadataSource,
+    SessionCarry,
     SessionMismatchError,
     StderrReader,
     StreamParser,
@@ -90,6 +91,7 @@ __all__ = [
     "ProcessOutcome",
     "ResumeCodec",
     "RunOutput",
+    "SessionCarry",
     "SessionMismatchError",
     "StderrKeeper",
     "StderrReader",

@@ -46,6 +46,7 @@ from driver.clikit._structured import StructuredSource, judge_structured
 __all__ = [
     "GUARDED_KEYS",
     "MetadataSource",
+    "SessionCarry",
     "SessionMismatchError",
     "StderrReader",
     "StreamParser",
@@ -112,6 +113,22 @@ class MetadataSource(Protocol):
 
 
 @runtime_checkable
+class SessionCarry(Protocol):
+    """A parser that carries facts of its own from one run of a session to the next.
+
+    Codex reports the thread's running token total on resume; its parser keeps the
+    total in the checkpoint and reports the difference. Keys are the parser's own
+    (namespaced, e.g. ``codex.thread_usage``) and never one of :data:`GUARDED_KEYS`.
+    """
+
+    def resume_from(self, data: Mapping[str, str]) -> None:
+        """Called before the first line with the stored session's data."""
+
+    def session_data(self) -> dict[str, str]:
+        """What the checkpoint of a successful run keeps, merged into its data."""
+
+
+@runtime_checkable
 class StderrReader(Protocol):
     """A parser that also reads the CLI's stderr, line by line as it arrives: for a CLI
     that reports some facts (API retries, say) only there."""
@@ -165,6 +182,8 @@ async def run_turn(
     command = list(argv(resume_id))
     out = RunOutput(sink, streaming=request.streaming, run_id=request.run_id, thread_id=resume_id)
     stream_parser = parser(out)
+    if state is not None and isinstance(stream_parser, SessionCarry):
+        stream_parser.resume_from(state.data)
     out.event(
         RunEvent(
             type=RunEventType.INVOCATION,
@@ -245,6 +264,9 @@ async def run_turn(
             # Only now: exit 0, no signal or timeout, a successful terminal event, an
             # explicit top-level session handle, and no corrupt line (RSP-01).
             data = dict(guard)
+            if isinstance(stream_parser, SessionCarry):
+                carried = stream_parser.session_data()
+                data.update({k: v for k, v in carried.items() if k not in guard})
             if request.workspace.id:
                 data[SESSION_PARAM_WORKSPACE_ID] = request.workspace.id
             handle = stream_parser.resume_id

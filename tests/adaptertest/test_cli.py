@@ -103,6 +103,29 @@ def test_check_failing_driver_exits_1_with_details(
     assert "[bold]odd[/bold]: " in out
 
 
+@pytest.mark.parametrize("columns", ["40", "80"])
+def test_piped_check_output_never_wraps(
+    user_module: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    columns: str,
+) -> None:
+    monkeypatch.setenv("COLUMNS", columns)
+    code = main(["check", f"{user_module}:make", "--clause", "DRV", "--probe-timeout", "30"])
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 1
+    rerun = (
+        f"  rerun alone: python -m adaptertest check {user_module}:make --probe-timeout 30 "
+        "--clause DRV-01"
+    )
+    assert rerun in lines
+    assert "DRV-01: descriptor().display_name is empty" in lines
+    (row,) = [line for line in lines if line.startswith("│ DRV-01 ")]
+    assert "descriptor().display_name is empty" in row  # the headline on its own row
+    rule = next(line for line in lines if line.startswith("  rule: "))
+    assert rule.endswith(".")  # the rule in one line
+
+
 def test_check_json_format_prints_the_report(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["check", REFERENCE, "--clause", "DRV", "--format", "json"])
     doc = json.loads(capsys.readouterr().out)
@@ -219,10 +242,87 @@ def test_options_defaults_and_plain_json_config() -> None:
     assert plain.config is None
     assert not plain.live_run
     assert (plain.backend, plain.probe_timeout) == ("asyncio", 30.0)
-    raw = options_from_args(
-        build_parser().parse_args(["check", REFERENCE, "--config", '{"a": [1]}'])
-    )
-    assert raw.config == {"a": [1]}
+
+
+CONFIG_MODULE = """
+from driver import InvalidDriverConfigError
+from referencedriver import ReferenceConfig, ReferenceDriver
+
+class TakesDicts:
+    def validate_config(self, config):
+        pass
+
+class Refuses:
+    def validate_config(self, config):
+        raise InvalidDriverConfigError(
+            "refuses", TypeError(f"unsupported config type {type(config).__qualname__}")
+        )
+
+def dicts():
+    return TakesDicts()
+
+def refuses():
+    return Refuses()
+"""
+
+PUBLISHED_MODULE = """
+from referencedriver import ReferenceConfig, ReferenceDriver
+
+CONFIG_CLASS = ReferenceConfig
+
+def make():
+    return object()
+"""
+
+
+@pytest.fixture
+def config_modules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "cli_user_configs.py").write_text(CONFIG_MODULE)
+    (tmp_path / "cli_user_published.py").write_text(PUBLISHED_MODULE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+
+def _config_of(*args: str) -> object:
+    return options_from_args(build_parser().parse_args(["check", *args])).config
+
+
+@pytest.mark.usefixtures("config_modules")
+def test_a_json_config_is_built_with_the_drivers_config_class() -> None:
+    # From the published options' config, and from the module's CONFIG_CLASS.
+    assert _config_of(REFERENCE, "--config", '{"model": "x"}') == ReferenceConfig(model="x")
+    published = _config_of("cli_user_published:make", "--config", '{"model": "y"}')
+    assert published == ReferenceConfig(model="y")
+    # From the config a driver of the factory holds.
+    held = _config_of(REFERENCE, "--options", "adaptertest:Options", "--config", '{"cwd": "w"}')
+    assert held == ReferenceConfig(cwd="w")
+    # No class to find: the JSON object as it is.
+    raw = _config_of("cli_user_configs:dicts", "--config", '{"a": [1]}')
+    assert raw == {"a": [1]}
+
+
+@pytest.mark.usefixtures("config_modules")
+def test_a_json_config_that_does_not_fit_names_the_class_and_the_flag(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["check", REFERENCE, "--config", '{"a": [1]}']) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("adaptertest check: error: --config does not fit ")
+    assert "referencedriver._config.ReferenceConfig" in err
+    assert "pass --config-class MODULE:CLASS" in err
+
+
+@pytest.mark.usefixtures("config_modules")
+def test_a_json_config_the_driver_refuses_says_pass_config_class(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = ["check", "cli_user_configs:refuses", "--config", '{"model": "x"}']
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("adaptertest check: error: --config gave a JSON object, which the ")
+    assert "unsupported config type dict" in err
+    assert "pass --config-class MODULE:CLASS" in err
+    assert "CONFIG_CLASS" in err
 
 
 class FakeTerminal(io.StringIO):
@@ -350,3 +450,44 @@ def test_drift_flag_without_a_published_option_is_a_usage_error(
     err = capsys.readouterr().err
     assert "--drift needs a drift option" in err
     assert "referencedriver:adaptertest_options publishes none" in err
+
+
+def test_concurrent_without_live_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", REFERENCE, "--options", "adaptertest:Options", "--concurrent", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("adaptertest check: error: --concurrent 2 needs --live")
+    live = build_parser().parse_args(["check", REFERENCE, "--concurrent", "2", "--live"])
+    assert options_from_args(live).concurrent_runs == 2
+    off = build_parser().parse_args(["check", REFERENCE, "--concurrent", "0"])
+    assert options_from_args(off).concurrent_runs == 0
+
+
+def test_skip_reasons_name_the_cli_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", REFERENCE, "--clause", "CON,SO", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    reasons = [m for r in doc["drivers"][0]["clauses"] for m in r["messages"]]
+    con = next(m for m in reasons if m.startswith("CON-01 skipped"))
+    assert "pass --live as well" in con
+    assert not [m for m in reasons if "Options(live_run=True)" in m], reasons
+    assert not [m for m in reasons if "Options(live_structured_output=True)" in m], reasons
+
+
+def test_a_raising_factory_is_summarised_by_name_not_a_question_mark(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "cli_user_raising.py").write_text(
+        "def make():\n    raise RuntimeError('config missing')\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["check", "cli_user_raising:make", "--clause", "DRV"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1].startswith("driver type unknown (see DRV-01): 1 failed, 2 skipped")
+    assert not [line for line in lines if line.startswith("?")]
+    assert "DRV-01: the factory raised builtins.RuntimeError" in "\n".join(lines)
+
+
+def test_counts_agree_with_their_noun() -> None:
+    from adaptertest.report import plural
+
+    assert [plural(n, "chunk") for n in (0, 1, 2)] == ["0 chunks", "1 chunk", "2 chunks"]

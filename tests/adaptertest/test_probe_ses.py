@@ -246,6 +246,16 @@ def test_broken_codec_fails_exactly_its_clause(
     assert fragment in message
 
 
+@pytest.mark.parametrize("codec", [RandomGuard, IdentityGuard], ids=lambda c: c.__name__)
+def test_a_nondeterministic_guard_is_diagnosed_as_such(codec: Callable[[], object]) -> None:
+    """A guard that changes between two calls on the same params is told to be
+    deterministic, not to sort its keys (insertion order is not its problem)."""
+    message = only_failure(run(lambda: CodecDriver(codec())), "SES-05")
+    assert "a guard must be deterministic" in message
+    assert "sort the keys" not in message
+    assert "insertion order" not in message
+
+
 # -- guards that lean on dict order or on data being there -----------------------------------
 
 

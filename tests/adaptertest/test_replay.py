@@ -234,6 +234,9 @@ def bad_head(**change: object) -> tuple[str, str]:
         ((json.dumps(GOOD_HEAD), '{"t": 0, "fd": 1, "data": 5}'), 2, "'data' must be a string"),
         ((json.dumps(GOOD_HEAD), GOOD_CHUNK, "[1, 2]"), 3, "a chunk is a JSON object"),
         ((json.dumps(GOOD_HEAD), GOOD_CHUNK, "{broken"), 3, "not a JSON line"),
+        # A header cut off mid-object is an error naming it, never a plain transcript.
+        ((json.dumps(GOOD_HEAD)[:30], GOOD_CHUNK), 1, "the recording header"),
+        ((json.dumps(GOOD_HEAD)[:-1],), 1, "is cut off or not one JSON object"),
     ],
 )
 def test_a_bad_recording_is_refused_before_any_output(

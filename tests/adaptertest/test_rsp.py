@@ -190,6 +190,59 @@ def test_output_not_a_jsonl_dump_passes(output: str, stdout: bytes) -> None:
     assert verify_response(Response(output=output, raw_streams=RawStreams(stdout=stdout))) == []
 
 
+TERMINAL_LINE = '{"type":"result","text":"hi"}'
+PROTOCOL = f'{{"type":"init"}}\n{{"type":"assistant","text":"hi"}}\n{TERMINAL_LINE}\n'
+
+
+def _with_terminal(output: str, stdout: str) -> Response:
+    raw = RawStreams(
+        stdout=stdout.encode(), terminal=TerminalPayload(event="result", raw_json=TERMINAL_LINE)
+    )
+    return Response(output=output, raw_streams=raw)
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        PROTOCOL.rstrip("\n"),  # the lines joined without the trailing newline
+        PROTOCOL.replace("\n", "\r\n"),  # CRLF
+        "\n".join(PROTOCOL.splitlines()[1:]),  # part of the stream
+        TERMINAL_LINE,  # the terminal JSON line alone
+        f"  {TERMINAL_LINE}\r\n",
+    ],
+    ids=["joined", "crlf", "part", "terminal-line", "terminal-line-padded"],
+)
+def test_protocol_shaped_output_is_rsp03(output: str) -> None:
+    for stdout in (PROTOCOL, PROTOCOL.replace("\n", "\r\n")):
+        assert clauses(verify_response(_with_terminal(output, stdout))) == ["RSP-03"]
+
+
+STRUCTURED = '{"ok":true,"items":[1,2]}'
+
+
+@pytest.mark.parametrize(
+    ("output", "stdout"),
+    [
+        # A structured answer: JSON, carried inside a stdout line, no line of its own.
+        (STRUCTURED, f'{{"type":"init"}}\n{{"type":"result","structured":{STRUCTURED}}}\n'),
+        # A JSON code block in prose.
+        (
+            'Here it is:\n```json\n{"a": 1}\n{"b": 2}\n```',
+            '{"type":"assistant","text":"Here it is: ..."}\n{"type":"result"}\n',
+        ),
+        # A one-line JSON reply, quoted inside the protocol's text field.
+        ('{"status": "ok"}', '{"type":"assistant","text":"{\\"status\\": \\"ok\\"}"}\n'),
+        # A multi-line JSON answer, pretty-printed: its lines are no lines of stdout.
+        ('{\n  "ok": true\n}', '{"type":"result","text":"{\\n  \\"ok\\": true\\n}"}\n'),
+        # One JSON line that is not the terminal one.
+        ('{"type":"init"}', PROTOCOL),
+    ],
+    ids=["structured", "code-block", "one-line-json", "pretty-json", "non-terminal-line"],
+)
+def test_json_answers_are_not_rsp03(output: str, stdout: str) -> None:
+    assert verify_response(_with_terminal(output, stdout)) == []
+
+
 def test_terminal_without_event_is_rsp05() -> None:
     raw = RawStreams(terminal=TerminalPayload(event="  ", raw_json="{}"))
     [violation] = verify_response(Response(raw_streams=raw))

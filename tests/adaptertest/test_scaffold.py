@@ -337,3 +337,29 @@ def test_the_driver_guide_quotes_the_generated_cli_test() -> None:
     assert [line for line in quoted.splitlines() if line not in generated.splitlines()] == []
     assert "tests/test_acme_driver.py" in guide
     assert "tests/test_acme_driver.py" in render("cli", project_names("acme_driver"))
+
+
+def test_the_driver_guide_quotes_the_generated_drift_option() -> None:
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "writing-a-driver.md").read_text()
+    generated = render("cli", project_names("acme_driver"))["acme_driver/_conformance.py"]
+    blocks = re.findall(r"```python\n(.*?)```", guide, re.S)
+    quoted = next(block for block in blocks if "def drift_option" in block)
+    assert [line for line in quoted.splitlines() if line not in generated.splitlines()] == []
+    assert "replaying()" not in guide
+    for missing in ("new_driver(RECORDED)", "FIXTURES", "MyConfig"):
+        assert missing not in guide
+
+
+def test_check_drift_runs_on_a_generated_cli_project(tmp_path: Path) -> None:
+    write_project(tmp_path / "acme_cli", render("cli", project_names("acme_cli")))
+    check = ["check", "acme_cli:new_acme_cli_driver", "--drift", "--clause", "DFT"]
+    done = subprocess.run(
+        [sys.executable, "-m", "adaptertest", *check],
+        cwd=tmp_path / "acme_cli",
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "acme-cli: 3 passed; level: none (partial run: 3 of 71 clauses)" in done.stdout

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import adaptertest
-from adaptertest.pytest_plugin import SHOW_DETAILS_ENV, SHOW_DETAILS_OPTION
+from adaptertest._details import SHOW_DETAILS_ENV, SHOW_DETAILS_OPTION
 
 MESSAGE_ONLY = 'print(\'{"type":"message","text":"hi"}\')'
 NO_RESULT_LINE = repr((sys.executable, "-c", MESSAGE_ONLY))

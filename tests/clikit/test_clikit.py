@@ -13,6 +13,7 @@ import math
 import os
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,7 @@ from driver.clikit import (
     ProcessOutcome,
     ResumeCodec,
     RunOutput,
+    SessionCarry,
     SessionMismatchError,
     judge_structured,
     make_usage,
@@ -896,3 +898,55 @@ def test_read_usage_keeps_the_usage_definition() -> None:
     assert read_usage(
         {"input_tokens": 5, "cached": 9, "output_tokens": -2}, cached_key="cached"
     ) == Usage(input_tokens=5, cached_input_tokens=5, output_tokens=0)
+
+
+class CarryingToyParser(ToyParser):
+    """Counts the runs of its session: the count travels in the checkpoint."""
+
+    def __init__(self, out: RunOutput) -> None:
+        super().__init__(out)
+        self.resumed_from: dict[str, str] | None = None
+
+    def resume_from(self, data: Mapping[str, str]) -> None:
+        self.resumed_from = dict(data)
+
+    def session_data(self) -> dict[str, str]:
+        runs = int((self.resumed_from or {}).get("toy.runs", "0")) + 1
+        # A guard key is never the parser's to set: run_turn keeps its own value.
+        return {"toy.runs": str(runs), SESSION_PARAM_CWD: "/somewhere/else"}
+
+
+@pytest.mark.anyio
+async def test_a_session_carry_parser_sees_the_stored_data_and_adds_to_the_checkpoint() -> None:
+    parsers: list[CarryingToyParser] = []
+
+    def parser(out: RunOutput) -> CarryingToyParser:
+        parsers.append(CarryingToyParser(out))
+        return parsers[-1]
+
+    async def turn(request: Request) -> Response:
+        return await run_turn(
+            request,
+            RecordingSink(),
+            driver_type="toy",
+            argv=lambda resume_id: script("say hi", "done s-7"),
+            cwd="",
+            model="",
+            timeout=0,
+            parser=parser,
+        )
+
+    assert isinstance(CarryingToyParser.__new__(CarryingToyParser), SessionCarry)
+    first = await turn(Request(prompt="hi"))
+    assert parsers[0].resumed_from is None  # a new session: nothing to resume from
+    assert first.checkpoint is not None
+    assert first.checkpoint.state is not None
+    assert first.checkpoint.state.data["toy.runs"] == "1"
+    assert first.checkpoint.state.data[SESSION_PARAM_CWD] == os.getcwd()
+    second = await turn(
+        Request(prompt="again", session=SessionContext(state=first.checkpoint.state))
+    )
+    assert parsers[1].resumed_from == first.checkpoint.state.data
+    assert second.checkpoint is not None
+    assert second.checkpoint.state is not None
+    assert second.checkpoint.state.data["toy.runs"] == "2"

@@ -1,5 +1,6 @@
-"""Smoke test per real CLI: pointed at the emulator by :func:`cli_setup`, each answers
-``OK`` from the scenario, and the emulator sees the prompt. Skipped (naming
+"""Smoke test per real CLI: pointed at the emulator by :func:`cli_setup`, each runs the
+scenario's tool call in its workspace, sends the result back (the next turn) and prints
+the final answer; the emulator sees the prompt. Skipped (naming
 ``adaptertest install-clis``) where node or the CLI is missing. The example drivers'
 real-CLI tiers judge the CLIs in full; this checks only the emulator's side."""
 
@@ -12,15 +13,7 @@ from pathlib import Path
 import pytest
 
 from adaptertest import realcli
-from adaptertest.emulator import (
-    CLI_NAMES,
-    CLIName,
-    Emulator,
-    Scenario,
-    Turn,
-    TurnUsage,
-    cli_setup,
-)
+from adaptertest.emulator import CLI_NAMES, CLIName, Emulator, Scenario, ToolCall, Turn, cli_setup
 
 PROMPT = "say the word"
 ARGV = {
@@ -31,36 +24,57 @@ ARGV = {
 SECRET_NAMES = ("ANTHROPIC", "OPENAI", "CODEX", "GEMINI", "GOOGLE", "CLAUDE")
 
 
-@pytest.mark.parametrize("name", CLI_NAMES)
-def test_real_cli_answers_from_the_emulator(name: CLIName, tmp_path: Path) -> None:
+TOOLS: dict[str, tuple[ToolCall, list[str]]] = {
+    "claude": (ToolCall(name="Read", arguments={"file_path": "a.txt"}), ["--allowedTools", "Read"]),
+    "codex": (ToolCall(name="exec_command", arguments={"cmd": "cat a.txt"}), []),
+    "gemini": (ToolCall(name="read_file", arguments={"file_path": "a.txt"}), ["--yolo"]),
+}
+
+
+def run_cli(
+    name: CLIName, emu: Emulator, tmp_path: Path, extra: list[str]
+) -> subprocess.CompletedProcess[str]:
     binary = realcli.require(name)
-    usage = TurnUsage(input_tokens=12, output_tokens=3)
     home, work = tmp_path / "home", tmp_path / "work"
     home.mkdir()
     work.mkdir()
-    with Emulator(Scenario(turns=[Turn(text="OK", usage=usage)], repeat_last=True)) as emu:
-        setup = cli_setup(name, emu.base_url)
-        for relative, content in setup.home_files.items():
-            (home / relative).parent.mkdir(parents=True, exist_ok=True)
-            (home / relative).write_text(content, encoding="utf-8")
-        env = {k: v for k, v in os.environ.items() if not k.startswith(SECRET_NAMES)}
-        env.update(setup.env)
-        env[setup.home_variable] = str(home)
-        argv = ARGV[name]
-        if name == "codex":
-            argv = [*argv[:1], *setup.args, *argv[1:], PROMPT]
-        done = subprocess.run(
-            [str(binary), *argv, *([] if name == "codex" else setup.args)],
-            env=env,
-            cwd=work,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+    (work / "a.txt").write_text("the word is PINEAPPLE\n", encoding="utf-8")
+    setup = cli_setup(name, emu.base_url)
+    for relative, content in setup.home_files.items():
+        (home / relative).parent.mkdir(parents=True, exist_ok=True)
+        (home / relative).write_text(content, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(SECRET_NAMES)}
+    env.update(setup.env)
+    env[setup.home_variable] = str(home)
+    env["TMPDIR"] = str(tmp_path)
+    argv = ARGV[name]
+    if name == "codex":
+        argv = [*argv[:1], *setup.args, *extra, *argv[1:], PROMPT]
+    else:
+        argv = [*argv, *setup.args, *extra]
+    return subprocess.run(
+        [str(binary), *argv],
+        env=env,
+        cwd=work,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize("name", CLI_NAMES)
+def test_real_cli_runs_the_tool_and_sends_its_result_back(name: CLIName, tmp_path: Path) -> None:
+    realcli.require(name)
+    call, extra = TOOLS[name]
+    turns = [Turn(text="Reading it.", tool_calls=[call]), Turn(text="It says PINEAPPLE.")]
+    with Emulator(Scenario(turns=turns)) as emu:
+        done = run_cli(name, emu, tmp_path, extra)
         main = emu.main_requests
     assert done.returncode == 0, done.stderr[-2000:]
-    assert '"OK"' in done.stdout
-    assert main, f"{name} sent no main request; all: {[r.path for r in emu.requests]}"
+    assert [r.turn for r in main] == [0, 1]
     assert PROMPT in main[0].user_text
-    assert main[0].stream
+    assert all(r.stream for r in main)
+    assert len(main[1].tool_results) == 1
+    assert "PINEAPPLE" in main[1].tool_results[0]
+    assert "It says PINEAPPLE." in done.stdout

@@ -223,3 +223,22 @@ def test_on_request_sees_each_request_and_its_errors_are_not_sent(post: Post) ->
     assert repr(emu) == "<Emulator not started, 1 request(s)>"
     with pytest.raises(TypeError, match="on_request must be callable"):
         Emulator(one_turn(), on_request="print")  # type: ignore[arg-type]
+
+
+def test_use_swaps_the_scenario_without_a_restart(post: Post) -> None:
+    body = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]}
+    with Emulator(one_turn("first")) as emu:
+        port = emu.port
+        _, _, before = post(emu.base_url + "/v1/messages", body)
+        emu.use(Scenario(turns=[Turn(text="second")]))
+        _, _, after = post(emu.base_url + "/v1/messages", body)
+        assert emu.port == port
+        assert emu.turns_served == 1
+        assert emu.scenario.turns[0].text == "second"
+        assert [r.turn for r in emu.requests] == [0, 0]
+        emu.clear_requests()
+        assert emu.requests == []
+        with pytest.raises(TypeError, match="scenario must be a Scenario"):
+            emu.use({"turns": []})  # type: ignore[arg-type]
+    assert json.loads(before)["content"][0]["text"] == "first"
+    assert json.loads(after)["content"][0]["text"] == "second"

@@ -83,6 +83,7 @@ from driver import (
     StreamPayload,
     StructuredOutputCapability,
     SystemPromptCapability,
+    TerminalPayload,
     TodoItem,
     TodoSnapshot,
     TodoSource,
@@ -1103,6 +1104,39 @@ class OutputIsStdoutDump(Rewriting):
         return response.model_copy(update={"output": _STDOUT_DUMP, "raw_streams": raw})
 
 
+_TERMINAL_LINE = '{"type":"result","subtype":"success"}'
+
+
+class _ProtocolOutput(Rewriting):
+    """Returns part of a JSONL stdout as its output, in a shape of its own."""
+
+    def dump(self) -> str:
+        raise NotImplementedError
+
+    def respond(self, request: Request, response: Response) -> Response:
+        assert response.raw_streams is not None
+        terminal = TerminalPayload(event="result", raw_json=_TERMINAL_LINE)
+        raw = response.raw_streams.model_copy(
+            update={"stdout": _STDOUT_DUMP.encode(), "terminal": terminal}
+        )
+        return response.model_copy(update={"output": self.dump(), "raw_streams": raw})
+
+
+class OutputIsJoinedJsonl(_ProtocolOutput):
+    def dump(self) -> str:
+        return _STDOUT_DUMP.rstrip("\n")
+
+
+class OutputIsCrlfJsonl(_ProtocolOutput):
+    def dump(self) -> str:
+        return _STDOUT_DUMP.replace("\n", "\r\n")
+
+
+class OutputIsTerminalLine(_ProtocolOutput):
+    def dump(self) -> str:
+        return _TERMINAL_LINE
+
+
 class CodecForgetsProfileFingerprint(_Codec):
     codec = _ForgetsProfileFingerprint
 
@@ -2058,6 +2092,27 @@ MUTANTS: tuple[Mutant, ...] = (
         "RSP-03",
         "output is the whole JSONL stdout (custom prompt, so LIV-02 has no answer to check)",
         OutputIsStdoutDump,
+        _live(live_prompt="Say hello."),
+    ),
+    Mutant(
+        "OutputIsJoinedJsonl",
+        "RSP-03",
+        "output is the JSONL stdout's lines joined without the trailing newline",
+        OutputIsJoinedJsonl,
+        _live(live_prompt="Say hello."),
+    ),
+    Mutant(
+        "OutputIsCrlfJsonl",
+        "RSP-03",
+        "output is the JSONL stdout with CRLF line ends",
+        OutputIsCrlfJsonl,
+        _live(live_prompt="Say hello."),
+    ),
+    Mutant(
+        "OutputIsTerminalLine",
+        "RSP-03",
+        "output is the terminal JSON line alone",
+        OutputIsTerminalLine,
         _live(live_prompt="Say hello."),
     ),
     Mutant(

@@ -3,18 +3,39 @@
 ``python -m adaptertest check mycli_driver:new_mycli_driver`` picks these up (a
 module-level ``adaptertest_options`` next to the factory), and so does
 ``tests/test_conformance.py``, which swaps in a config that replays a recording.
-Live probes stay off until asked for (``--live`` runs the real CLI).
+Live probes stay off until asked for (``--live`` runs the real CLI); the format-drift
+probe (DFT-01..03) runs with ``--drift``, on the recordings beside the package.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from driver import SESSION_PARAM_CWD, SESSION_PARAM_PROFILE_FINGERPRINT, SessionState
 from mycli_driver._config import MycliConfig
+from mycli_driver._driver import new_mycli_driver
 
 if TYPE_CHECKING:
-    from adaptertest.options import Options
+    from adaptertest.options import Drift, Options
+
+RECORDINGS = Path(__file__).resolve().parent.parent / "recordings"
+"""The project's recordings: beside the package in a checkout (not in an installed wheel)."""
+DRIFT_RECORDINGS = ("success.jsonl", "tool_use.jsonl")
+"""The recordings the drift probe replays as the CLI's next release might print them."""
+
+
+def drift_option() -> Drift | None:
+    """The format-drift probe (DFT-01..03) on :data:`DRIFT_RECORDINGS`, each variant run
+    by a driver built around the replay's command; None where the recordings are absent."""
+    from adaptertest.options import Drift
+
+    paths = [RECORDINGS / name for name in DRIFT_RECORDINGS]
+    if not all(path.is_file() for path in paths):
+        return None
+    return Drift(
+        recordings=paths, driver=lambda command: new_mycli_driver(MycliConfig(command=command))
+    )
 
 
 def adaptertest_options() -> Options:
@@ -33,4 +54,5 @@ def adaptertest_options() -> Options:
         guard_keys=(SESSION_PARAM_CWD, SESSION_PARAM_PROFILE_FINGERPRINT),
         required_config_fields=("command", "model", "cwd", "extra_args", "timeout"),
         expect_reject_foreign_config=True,
+        drift=drift_option(),
     )

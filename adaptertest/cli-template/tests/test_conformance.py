@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 
 import adaptertest
-from adaptertest import Drift
 from adaptertest import clikit as testing
 from mycli_driver import MycliConfig, MycliDriver, adaptertest_options, new_mycli_driver
 
@@ -31,6 +30,7 @@ OPTIONS = dataclasses.replace(
     live_run=True,
     concurrent_runs=2,
     show_live_details=True,
+    drift=None,  # in a class of its own, below
 )
 
 
@@ -62,12 +62,9 @@ TestMycliFailedRuns = testing.failed_run_tests(
 
 # Format drift (DFT-01..03): the recordings replayed as the CLI's next release might
 # print them (unknown lines and fields, shuffled keys, CRLF), corrupted, and cut into
-# arbitrary chunks, each run by a driver built around the replay's command.
-DRIFT = Drift(
-    recordings=[RECORDINGS / "success.jsonl", RECORDINGS / "tool_use.jsonl"],
-    driver=lambda command: new_mycli_driver(MycliConfig(command=command)),
-)
+# arbitrary chunks, each run by a driver built around the replay's command. The option is
+# the one adaptertest_options() publishes, so `adaptertest check --drift` runs it too.
 TestMycliDriverUnderDrift = adaptertest.test_driver(
     replayed_driver,
-    adaptertest.Options(config=SUCCESS, drift=DRIFT, show_live_details=True),
+    adaptertest.Options(config=SUCCESS, drift=adaptertest_options().drift, show_live_details=True),
 )

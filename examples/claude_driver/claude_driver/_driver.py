@@ -38,6 +38,12 @@ __all__ = ["ClaudeDriver", "build_argv"]
 
 # Aliases the CLI's --model accepts besides full model names.
 _MODEL_ALIASES = ("sonnet", "opus")
+_SNAPSHOT_FLAG = "--system-prompt-snapshot"
+
+
+def _names(arg: str, flag: str) -> bool:
+    """``arg`` is ``flag`` or ``flag=value``."""
+    return arg == flag or arg.startswith(f"{flag}=")
 
 
 def build_argv(
@@ -45,13 +51,18 @@ def build_argv(
 ) -> list[str]:
     """The command line of one run; ``--`` keeps a prompt starting with ``-`` a prompt.
 
-    ``json_schema`` (the schema's exact text) asks for native structured output.
+    ``json_schema`` (the schema's exact text) asks for native structured output. A
+    resumed run passes ``--system-prompt-snapshot off`` (unless ``extra_args`` choose):
+    Claude Code 2.1.3xx otherwise replays the session's first system prompt on resume,
+    so a run's own appended system prompt (or its absence) would be ignored.
     """
     argv = [*config.command, "-p", "--output-format", "stream-json", "--verbose"]
     if model:
         argv += ["--model", model]
     if resume_id:
         argv += ["--resume", resume_id]
+        if not any(_names(arg, _SNAPSHOT_FLAG) for arg in config.extra_args):
+            argv += [_SNAPSHOT_FLAG, "off"]
     if json_schema:
         argv += ["--json-schema", json_schema]
     return [*argv, *config.extra_args, "--", prompt]

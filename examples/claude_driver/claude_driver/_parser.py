@@ -25,11 +25,15 @@ is not stable). What each line becomes (``examples/README.md`` has the table):
   becomes ``claude.synthetic_user`` plus a ``user`` item with subtype
   ``synthetic``.
 * ``result``: the official terminal event, kept verbatim; a ``result`` item.
-  Usage is summed over ``modelUsage`` (falling back to ``usage``) in the
+  One process may print several (a background task wakes the agent again); the
+  last one decides the run, and usage is the sum over all of them. Usage is
+  summed over the models of ``model_usage_since_last_result`` (this run only;
+  Claude Code 2.1.3xx), else ``modelUsage``, else ``usage``, in the
   :class:`driver.Usage` meaning: input counts fresh input, cache reads and
   cache writes; cached counts cache reads; output includes thinking. The cost
-  is ``total_cost_usd`` (falling back to the sum of ``costUSD``). With
-  ``--json-schema``, ``structured_output`` is the structured answer.
+  is the sum of that object's ``costUSD``, else ``total_cost_usd``: on a resumed
+  session ``modelUsage`` and ``total_cost_usd`` count the whole session, not
+  the run. With ``--json-schema``, ``structured_output`` is the structured answer.
 * anything else (``stream_event``, ``tool_progress``, ``ui_invalidate``,
   control frames ...) is skipped; lines that are not JSON objects become
   ``stdout`` items.
@@ -86,16 +90,20 @@ def _dollars(value: object) -> float | None:
 
 
 def claude_usage(result: dict[str, Any]) -> tuple[Usage | None, float | None]:
-    """Usage and cost of a ``result`` line, in :class:`driver.Usage`'s meaning.
+    """Usage and cost of one ``result`` line, in :class:`driver.Usage`'s meaning.
 
-    ``modelUsage`` (per model, camelCase) is summed; ``result.usage`` (snake
-    case) is the fallback when it is missing or empty, since a budget stop
-    reports zeros there. Claude Code counts fresh input, cache reads and cache
-    writes apart, so input is their sum and cached is the reads; output already
-    includes thinking. The cost is ``total_cost_usd``, else the sum of the
-    models' ``costUSD``. Usage is None when the line reports neither object.
+    The per-model object (camelCase) is summed: ``model_usage_since_last_result`` when
+    the line has it, what this run used (Claude Code 2.1.3xx, where ``modelUsage`` and
+    ``total_cost_usd`` count the whole resumed session), else ``modelUsage``.
+    ``result.usage`` (snake case, per run) is the fallback when that object is empty,
+    since a budget stop reports zeros there. Claude Code counts fresh input, cache
+    reads and cache writes apart, so input is their sum and cached is the reads;
+    output already includes thinking. The cost is the sum of the per-run models'
+    ``costUSD`` (None when there are none); on older lines ``total_cost_usd``, else the
+    sum of ``modelUsage``'s ``costUSD``. Usage is None when the line reports no usage.
     """
-    models = [m for m in dict_field(result, "modelUsage").values() if isinstance(m, dict)]
+    per_run = "model_usage_since_last_result" in result
+    models = _models(result, "model_usage_since_last_result" if per_run else "modelUsage")
     if models:
         fresh, read, write, output = (
             sum(int_field(m, key) for m in models)
@@ -119,10 +127,12 @@ def claude_usage(result: dict[str, Any]) -> tuple[Usage | None, float | None]:
         )
     else:
         return None, _dollars(result.get("total_cost_usd"))
-    cost = _dollars(result.get("total_cost_usd"))
-    if cost is None:
-        costs = [_dollars(m.get("costUSD")) for m in models]
-        cost = sum(c for c in costs if c is not None) if any(c is not None for c in costs) else None
+    if per_run:  # total_cost_usd counts the whole (resumed) session
+        cost = _model_costs(models)
+    else:
+        cost = _dollars(result.get("total_cost_usd"))
+        if cost is None:
+            cost = _model_costs(models)
     usage_value = make_usage(
         input_tokens=fresh + read + write,
         cached_input_tokens=read,
@@ -130,6 +140,28 @@ def claude_usage(result: dict[str, Any]) -> tuple[Usage | None, float | None]:
         cost_usd=cost or 0.0,
     )
     return usage_value, cost
+
+
+def _models(result: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    return [m for m in dict_field(result, key).values() if isinstance(m, dict)]
+
+
+def _model_costs(models: list[dict[str, Any]]) -> float | None:
+    """The sum of the models' ``costUSD``; None when none reports one."""
+    costs = [c for c in (_dollars(m.get("costUSD")) for m in models) if c is not None]
+    return sum(costs) if costs else None
+
+
+def _added(first: Usage | None, second: Usage | None) -> Usage | None:
+    """Two result lines' usage together (None when neither reported one)."""
+    if first is None or second is None:
+        return second or first
+    return Usage(
+        input_tokens=first.input_tokens + second.input_tokens,
+        cached_input_tokens=first.cached_input_tokens + second.cached_input_tokens,
+        output_tokens=first.output_tokens + second.output_tokens,
+        estimated_cost_milli=first.estimated_cost_milli + second.estimated_cost_milli,
+    )
 
 
 def _when(epoch: object) -> str:
@@ -159,6 +191,7 @@ class ClaudeStreamParser(JsonlParser):
         self._final_message = ""
         self._final_parts: list[str] = []
         self._last_retry: dict[str, Any] = {}
+        self._retries = 0
         self._rate_limit: dict[str, Any] = {}
         self._compaction = ""
         self._api_error = ""
@@ -193,6 +226,7 @@ class ClaudeStreamParser(JsonlParser):
         fields = {key: value for key, value in line.items() if key not in _ENVELOPE}
         if subtype == "api_retry":
             self._last_retry = fields
+            self._retries += 1
             delay = int_field(line, "retry_delay_ms") / 1000
             text = (
                 f"API request failed (HTTP {line.get('error_status')}, "
@@ -351,7 +385,12 @@ class ClaudeStreamParser(JsonlParser):
         if self._step:
             self._out.step_finish(self._step)
             self._step = ""
-        self.usage, cost = claude_usage(line)
+        usage, cost = claude_usage(line)
+        if "model_usage_since_last_result" in line:
+            # Each line counts what came since the one before: the run is their sum.
+            self.usage = _added(self.usage, usage)
+        else:
+            self.usage = usage  # older releases: the last line counts the whole process
         subtype = str_field(line, "subtype")
         self._out.item(
             TranscriptItem(
@@ -402,7 +441,13 @@ class ClaudeStreamParser(JsonlParser):
     def reported_failure(self, meta: dict[str, Any]) -> str:
         """An error ``result`` line: its errors, its text, an API error, or its subtype."""
         result = self._result or {}
-        for key in ("subtype", "terminal_reason", "api_error_status"):
+        for key in (
+            "subtype",
+            "terminal_reason",
+            "api_error_status",
+            "api_error_type",
+            "api_error",
+        ):
             if result.get(key) is not None:
                 meta[key] = result[key]
         errors = [e for e in list_field(result, "errors") if isinstance(e, str) and e]
@@ -412,6 +457,22 @@ class ClaudeStreamParser(JsonlParser):
             or self._error_hint
             or f"claude reported {str_field(result, 'subtype') or 'an error'}"
         )
+
+    def run_metadata(self) -> dict[str, str]:
+        """``Response.metadata``: the API retries the CLI made (``api_retries``, and the
+        last one's ``last_retry_status`` and ``last_retry_error``), success or not."""
+        retry = self._last_retry
+        if not retry:
+            return {}
+        meta = {
+            "api_retries": str(self._retries),
+            "max_retries": str(int_field(retry, "max_retries")),
+            "last_retry_error": str_field(retry, "error"),
+        }
+        status = retry.get("error_status")
+        if isinstance(status, int) and not isinstance(status, bool):
+            meta["last_retry_status"] = str(status)
+        return meta
 
     def failure_context(self, meta: dict[str, Any], message: str, outcome: ProcessOutcome) -> str:
         """The last API retry, a limiting rate limit and a failed compaction, in the
@@ -424,9 +485,10 @@ class ClaudeStreamParser(JsonlParser):
             meta.update(retry_attempt=attempt, max_retries=limit, last_retry_error=error)
             if isinstance(status, int) and not isinstance(status, bool):
                 meta["last_retry_status"] = status
-            parts.append(f"{attempt} API retries of {limit}, last: HTTP {status} {error}".rstrip())
+            last = f"HTTP {status}" if "last_retry_status" in meta else "no HTTP status"
+            parts.append(f"{attempt} API retries of {limit}, last: {last} {error}".rstrip())
         if self._api_error:
-            meta["api_error"] = self._api_error
+            meta.setdefault("api_error", self._api_error)  # the result line's is more exact
         info = self._rate_limit
         status = str_field(info, "status")
         if status and status != "allowed":

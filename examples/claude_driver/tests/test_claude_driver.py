@@ -165,11 +165,31 @@ async def test_command_line_carries_model_resume_and_prompt(
         "opus",
         "--resume",
         "3f9b6c1e-58d2-4a7f-9e0b-c4d21a8f6e53",
+        "--system-prompt-snapshot",
+        "off",
         "--max-turns",
         "3",
         "--",
         "-v is a prompt, not a flag",
     ]
+
+
+@pytest.mark.parametrize(
+    "extra_args", [("--system-prompt-snapshot", "on"), ("--system-prompt-snapshot=on",)]
+)
+def test_a_resume_renders_the_runs_own_system_prompt_unless_extra_args_choose(
+    extra_args: tuple[str, ...],
+) -> None:
+    """On resume Claude Code 2.1.3xx replays the session's first system prompt (with
+    its append) unless told ``--system-prompt-snapshot off``; the driver tells it so,
+    and leaves the choice to extra args that make it."""
+    plain = ClaudeConfig(model="opus")
+    resumed = build_argv(plain, "hi", model="opus", resume_id="s-1")
+    assert resumed[resumed.index("--system-prompt-snapshot") + 1] == "off"
+    assert "--system-prompt-snapshot" not in build_argv(plain, "hi", model="opus", resume_id="")
+    chosen = build_argv(ClaudeConfig(extra_args=extra_args), "hi", model="", resume_id="s-1")
+    assert chosen.count("off") == 0
+    assert [a for a in chosen if a.startswith("--system-prompt-snapshot")] == [extra_args[0]]
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])

@@ -19,19 +19,23 @@ from codex_driver._config import (
     DEFAULT_COMMAND,
     DEFAULT_TIMEOUT,
     FINGERPRINT_DOMAIN,
+    RUN_FLAGS,
     CodexConfig,
 )
-from codex_driver._driver import CodexDriver, build_argv, toml_string
-from codex_driver._parser import CodexStreamParser
+from codex_driver._driver import CodexDriver, build_argv, provider_args, toml_string
+from codex_driver._parser import THREAD_USAGE_KEY, CodexStreamParser
 
 __all__ = [
     "CODEX_DRIVER_TYPE",
     "DEFAULT_COMMAND",
     "DEFAULT_TIMEOUT",
     "FINGERPRINT_DOMAIN",
+    "RUN_FLAGS",
+    "THREAD_USAGE_KEY",
     "CodexConfig",
     "CodexDriver",
     "CodexStreamParser",
     "build_argv",
+    "provider_args",
     "toml_string",
 ]

@@ -8,6 +8,7 @@ the command line and the parser.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from codex_driver._config import (
     CODEX_DRIVER_TYPE,
     DEFAULT_TIMEOUT,
     FINGERPRINT_DOMAIN,
+    RUN_FLAGS,
     CodexConfig,
 )
 from codex_driver._parser import CodexStreamParser
@@ -29,7 +31,7 @@ from driver import (
 )
 from driver.clikit import CLIDriver, NativeSchema, RunOutput, cli_config_schema
 
-__all__ = ["CodexDriver", "build_argv", "toml_string"]
+__all__ = ["CodexDriver", "build_argv", "provider_args", "toml_string"]
 
 # Config keys that set the model's instructions; an append is refused when extra_args set one.
 _INSTRUCTION_KEYS = frozenset({"developer_instructions", "instructions"})
@@ -81,7 +83,7 @@ def build_argv(
     starting with ``-`` (or spelling a subcommand) a prompt. ``schema_path``
     (a file holding the JSON Schema) asks for native structured output.
     """
-    argv = [*config.command, "exec", "--json"]
+    argv = [*config.command, "exec", "--json", *RUN_FLAGS]
     if model:
         argv += ["--model", model]
     if schema_path:
@@ -90,6 +92,45 @@ def build_argv(
     if resume_id:
         argv += ["resume", resume_id]
     return [*argv, "--", prompt]
+
+
+def provider_args(
+    base_url: str,
+    *,
+    name: str = "local",
+    env_key: str = "",
+    request_max_retries: int | None = None,
+    stream_max_retries: int | None = None,
+    stream_idle_timeout_ms: int | None = None,
+) -> tuple[str, ...]:
+    """``-c`` flags that point codex at an OpenAI Responses endpoint (for ``extra_args``).
+
+    ``base_url`` is the API root including ``/v1`` (e.g. the model-API emulator's
+    ``base_url + "/v1"``); ``env_key`` names the environment variable holding the
+    API key (put its value in ``CodexConfig.env``). The retry counts and the idle
+    timeout are codex's own provider settings; None leaves codex's defaults
+    (5 stream retries, 4 request retries in 0.169).
+    """
+    if not base_url:
+        raise ValueError("provider_args: base_url must not be empty")
+    if not name or not all(c.isalnum() or c in "-_" for c in name):
+        raise ValueError(f"provider_args: name must be letters, digits, - or _, got {name!r}")
+    fields = {"name": name, "base_url": base_url, "wire_api": "responses"}
+    if env_key:
+        fields["env_key"] = env_key
+    numbers = {
+        "request_max_retries": request_max_retries,
+        "stream_max_retries": stream_max_retries,
+        "stream_idle_timeout_ms": stream_idle_timeout_ms,
+    }
+    parts = [f"{key}={toml_string(value)}" for key, value in fields.items()]
+    for key, number in numbers.items():
+        if number is not None:
+            if isinstance(number, bool) or not isinstance(number, int) or number < 0:
+                raise ValueError(f"provider_args: {key} must be an int >= 0, got {number!r}")
+            parts.append(f"{key}={number}")
+    # A TOML inline table.
+    return ("-c", f"model_provider={name}", "-c", f"model_providers.{name}={{{','.join(parts)}}}")
 
 
 class CodexDriver(CLIDriver[CodexConfig]):
@@ -166,6 +207,15 @@ class CodexDriver(CLIDriver[CodexConfig]):
         """Codex keeps its config and sessions in ``CODEX_HOME`` (by default
         ``~/.codex``): ``<home>/.codex``."""
         return {"CODEX_HOME": str(home / ".codex")}
+
+    def process_env(self, config: CodexConfig) -> dict[str, str]:
+        """The inherited environment, the home's ``CODEX_HOME`` and ``config.env``; the
+        ``CODEX_HOME`` folder is created when missing, since codex 0.169 refuses to start
+        without it ("CODEX_HOME points to ..., but that path does not exist")."""
+        env = super().process_env(config)
+        if config.home:
+            os.makedirs(env.get("CODEX_HOME") or config.home, exist_ok=True)
+        return env
 
 
 def _schema() -> ConfigSchema:

@@ -36,6 +36,20 @@ reasoning; ``total_tokens = input_tokens + output_tokens`` in reported runs):
 ``reasoning_output_tokens``. So those two are never added again; they are kept
 on the ``result`` item's ``data``. Codex reports no cost.
 
+On a resumed thread ``turn.completed.usage`` is the thread's running total, not
+the run's (codex 0.169): the checkpoint keeps that total under
+:data:`THREAD_USAGE_KEY` and the next run reports the difference (the total
+itself goes on the ``result`` item's ``data`` as ``thread_total``). A checkpoint
+without it (a new thread, an older checkpoint) reports the total as given.
+
+Retries: codex prints ``Reconnecting... N/M (...)`` error events and then either
+the answer or the final error; the count and the model API's HTTP status (parsed
+from ``status NNN`` / ``last status: NNN``, or inferred as 500 from the one fixed
+sentence codex prints for it) go into ``Response.metadata`` and into the failure.
+A provider that cannot be reached at all gives ``Reconnecting... waiting for network
+(...)`` without end: those are counted (``waiting_for_network``) and named in the
+failure the driver's deadline ends the run with.
+
 Reading lines and the order of the failure checks come from
 :class:`driver.clikit.JsonlParser`.
 """
@@ -43,6 +57,7 @@ Reading lines and the order of the failure checks come from
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from driver import TerminalPayload, TranscriptItem, TranscriptKind
@@ -56,7 +71,7 @@ from driver.clikit import (
     str_field,
 )
 
-__all__ = ["CodexStreamParser"]
+__all__ = ["THREAD_USAGE_KEY", "CodexStreamParser"]
 
 _STEP = "turn"
 # Item kinds that are not tool calls.
@@ -68,10 +83,42 @@ _OUTCOME_FIELDS = frozenset(
 _ERROR_STATUSES = frozenset({"failed", "declined"})
 # "Reconnecting... 2/5 (...)": codex retrying a dropped or refused model stream.
 _RECONNECT = re.compile(r"^Reconnecting\S*\s+(\d+)/(\d+)")
-# "unexpected status 429 Too Many Requests: ...": the HTTP status of the model API.
-_HTTP_STATUS = re.compile(r"\bstatus (\d{3})\b")
+# "Reconnecting... waiting for network (...)": the provider cannot be reached at all;
+# codex 0.169 repeats this without end, so only the driver's deadline ends the run.
+_NO_NETWORK = "Reconnecting... waiting for network"
+# The HTTP status of the model API: "unexpected status 529 ...: ..." (most statuses) or
+# "exceeded retry limit, last status: 429 Too Many Requests" (codex 0.169 on a 429).
+_HTTP_STATUS = re.compile(r"\bstatus:? (\d{3})\b")
+# What codex prints for an HTTP 500 instead of the status: one fixed sentence (codex 0.169).
+_SERVER_ERROR_TEXT = "currently experiencing high demand"
+_SERVER_ERROR_STATUS = 500
+# Checkpoint key holding the thread's running token total: codex reports that total,
+# not the run's own counts, in turn.completed of a resumed thread.
+THREAD_USAGE_KEY = "codex.thread_usage"
+_TOTAL_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens")
 # Usage keys that are parts of input_tokens / output_tokens, kept for information.
 _USAGE_PARTS = ("cache_write_input_tokens", "reasoning_output_tokens")
+
+
+def _parse_total(text: str) -> tuple[int, int, int] | None:
+    """``"input,cached,output"`` as kept by :meth:`CodexStreamParser.session_data`."""
+    parts = text.split(",")
+    if len(parts) != len(_TOTAL_KEYS) or not all(p.isdigit() for p in parts):
+        return None
+    return int(parts[0]), int(parts[1]), int(parts[2])
+
+
+def _run_share(
+    total: tuple[int, int, int], prior: tuple[int, int, int] | None
+) -> tuple[int, int, int]:
+    """This run's counts: the thread total minus the total the resumed checkpoint kept.
+
+    A total below the kept one (a thread that is not the one the checkpoint saw) is
+    taken whole, as is a total with nothing kept (a new thread, an older checkpoint).
+    """
+    if prior is None or any(now < before for now, before in zip(total, prior, strict=True)):
+        return total
+    return (total[0] - prior[0], total[1] - prior[1], total[2] - prior[2])
 
 
 def _tool_call(item: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -134,6 +181,21 @@ class CodexStreamParser(JsonlParser):
         self._final_text = ""
         self._reconnect: tuple[int, int] | None = None
         self._http_status = 0
+        self._network_waits = 0
+        self._prior_total: tuple[int, int, int] | None = None
+        self._thread_total: tuple[int, int, int] | None = None
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    def resume_from(self, data: Mapping[str, str]) -> None:
+        """The thread's token total when the resumed checkpoint was taken, if it kept one."""
+        self._prior_total = _parse_total(data.get(THREAD_USAGE_KEY, ""))
+
+    def session_data(self) -> dict[str, str]:
+        """The thread's token total after this run, for the next run's difference."""
+        if self._thread_total is None:
+            return {}
+        return {THREAD_USAGE_KEY: ",".join(str(n) for n in self._thread_total)}
 
     # -- feeding --------------------------------------------------------------------------
 
@@ -163,9 +225,15 @@ class CodexStreamParser(JsonlParser):
         if reconnect:
             self._reconnect = (int(reconnect[1]), int(reconnect[2]))
             data.update(reconnect_attempt=self._reconnect[0], reconnect_max=self._reconnect[1])
+        elif message.startswith(_NO_NETWORK):
+            self._network_waits += 1
+            data["waiting_for_network"] = self._network_waits
         status = _HTTP_STATUS.search(message)
         if status:
             self._http_status = int(status[1])
+        elif _SERVER_ERROR_TEXT in message:
+            self._http_status = _SERVER_ERROR_STATUS
+        if status or _SERVER_ERROR_TEXT in message:
             data["http_status"] = self._http_status
         fields = {key: value for key, value in event.items() if key != "type"}
         self.vendor(
@@ -191,12 +259,19 @@ class CodexStreamParser(JsonlParser):
             usage = event.get("usage")
             parts: dict[str, Any] = {}
             if isinstance(usage, dict):
+                total = (
+                    int_field(usage, "input_tokens"),
+                    int_field(usage, "cached_input_tokens"),
+                    int_field(usage, "output_tokens"),
+                )
+                self._thread_total = total
+                own = _run_share(total, self._prior_total)
                 self.usage = make_usage(
-                    input_tokens=int_field(usage, "input_tokens"),
-                    cached_input_tokens=int_field(usage, "cached_input_tokens"),
-                    output_tokens=int_field(usage, "output_tokens"),
+                    input_tokens=own[0], cached_input_tokens=own[1], output_tokens=own[2]
                 )
                 parts = {key: int_field(usage, key) for key in _USAGE_PARTS if key in usage}
+                if own != total:
+                    parts["thread_total"] = dict(zip(_TOTAL_KEYS, total, strict=True))
             else:
                 self.usage = None
             self._out.item(
@@ -298,10 +373,28 @@ class CodexStreamParser(JsonlParser):
         meta["event"] = "turn.failed"
         return self._turn_failed or self._error_hint or "codex reported turn.failed"
 
+    def run_metadata(self) -> dict[str, str]:
+        """The reconnects codex made and the model API's last HTTP status, also when
+        the run succeeded after them (a 429, then the answer)."""
+        meta: dict[str, str] = {}
+        if self._reconnect is not None:
+            meta["reconnect_attempt"] = str(self._reconnect[0])
+            meta["reconnect_max"] = str(self._reconnect[1])
+        if self._http_status:
+            meta["http_status"] = str(self._http_status)
+        if self._network_waits:
+            meta["waiting_for_network"] = str(self._network_waits)
+        return meta
+
     def failure_context(self, meta: dict[str, Any], message: str, outcome: ProcessOutcome) -> str:
         """The reconnect count, the model API's HTTP status and the last error event, in
         the message (unless it already quotes them) and as metadata."""
         parts: list[str] = []
+        if self._network_waits:
+            meta["waiting_for_network"] = self._network_waits
+            parts.append(
+                f"the model provider was unreachable: {self._network_waits} wait(s) for network"
+            )
         if self._reconnect is not None:
             attempt, limit = self._reconnect
             meta.update(reconnect_attempt=attempt, reconnect_max=limit)
@@ -309,6 +402,8 @@ class CodexStreamParser(JsonlParser):
                 parts.append(f"reconnect {attempt} of {limit}")
         if self._http_status:
             meta["http_status"] = self._http_status
+            if not _HTTP_STATUS.search(message):  # codex's text for a 500 names no status
+                parts.append(f"HTTP status {self._http_status}")
         if self._error_hint:
             meta["last_error"] = self._error_hint
             if self._error_hint not in message:

@@ -81,6 +81,14 @@ FAILED_RUNS = [
     testing.FailedRecording(
         "usage_limit_mid_tool.jsonl", expected="a replayed usage limit during a tool call"
     ),
+    # Recorded from codex 0.169.0 against the model-API emulator.
+    testing.FailedRecording("real_unauthorized_401.jsonl"),
+    testing.FailedRecording(
+        "real_error_500.jsonl", expected="a recorded persistent 500: five reconnects, then failed"
+    ),
+    testing.FailedRecording(
+        "real_stream_cut.jsonl", expected="a recorded stream cut mid-answer on every attempt"
+    ),
     testing.FailedRecording(
         "killed_reconnecting.jsonl",
         exit_code=0,

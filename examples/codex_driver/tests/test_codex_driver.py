@@ -24,10 +24,13 @@ from adaptertest import clikit as testing
 from adaptertest.clikit import Replay
 from codex_driver import (
     CODEX_DRIVER_TYPE,
+    RUN_FLAGS,
+    THREAD_USAGE_KEY,
     CodexConfig,
     CodexDriver,
     CodexStreamParser,
     build_argv,
+    provider_args,
     toml_string,
 )
 from driver import Request, SessionContext, SessionState, StreamKind, TranscriptKind, Usage
@@ -159,6 +162,7 @@ async def test_command_line_carries_model_resume_and_prompt(
     assert passed == [
         "exec",
         "--json",
+        *RUN_FLAGS,
         "--model",
         "gpt-other",
         "--sandbox",
@@ -258,6 +262,7 @@ def test_the_schema_file_goes_before_the_resume_subcommand() -> None:
         "codex",
         "exec",
         "--json",
+        *RUN_FLAGS,
         "--output-schema",
         "/tmp/s.json",
         "--sandbox",
@@ -316,7 +321,94 @@ def test_the_home_is_codex_home(tmp_path: Path) -> None:
     config = CodexConfig(home=str(tmp_path), env={"OPENAI_API_KEY": "k"})
     env = CodexDriver(config).process_env(config)
     assert env["CODEX_HOME"] == str(tmp_path / ".codex")
+    assert (tmp_path / ".codex").is_dir()  # codex 0.169 refuses to start without it
     assert env["OPENAI_API_KEY"] == "k"
+
+
+# -- codex 0.169 itself: resumed usage, retries, provider flags, its home -----------------------
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_resumed_run_reports_its_own_usage_and_keeps_the_thread_total(
+    anyio_backend: str,
+) -> None:
+    # real_resumed.jsonl is the second run of real_ok.jsonl's thread: codex reports 52/32/8,
+    # the thread's total; the first run's checkpoint kept 12/2/3.
+    first, _, _ = await REPLAY.run("real_ok.jsonl")
+    assert first.checkpoint is not None
+    assert first.checkpoint.state is not None
+    assert first.checkpoint.state.data[THREAD_USAGE_KEY] == "12,2,3"
+    state = first.checkpoint.state.model_copy(update={"data": {THREAD_USAGE_KEY: "12,2,3"}})
+    request = Request(prompt="again", streaming=True, session=SessionContext(state=state))
+    resumed, sink, _ = await REPLAY.run("real_resumed.jsonl", request=request)
+    assert resumed.failure is None
+    assert resumed.usage == usage(40, 30, 5)  # what the emulator sent for this run
+    assert sink.stream[-1].usage == resumed.usage
+    assert resumed.transcript[-1].data["thread_total"] == {
+        "input_tokens": 52,
+        "cached_input_tokens": 32,
+        "output_tokens": 8,
+    }
+    assert resumed.checkpoint is not None
+    assert resumed.checkpoint.state is not None
+    assert resumed.checkpoint.state.data[THREAD_USAGE_KEY] == "52,32,8"
+
+
+@pytest.mark.parametrize(
+    ("kept", "expected"),
+    [
+        ("", usage(52, 32, 8)),  # nothing kept: a new thread, an older checkpoint
+        ("not,a,total", usage(52, 32, 8)),
+        ("60,2,3", usage(52, 32, 8)),  # a total above the reported one: not this thread
+        ("52,32,8", usage(0, 0, 0)),
+    ],
+)
+def test_the_kept_thread_total_is_only_subtracted_when_it_fits(kept: str, expected: Usage) -> None:
+    data, _ = testing.recorded_output(RECORDINGS / "real_resumed.jsonl")
+
+    def resumed_parser(out: RunOutput) -> CodexStreamParser:
+        parser = new_parser(out)
+        parser.resume_from({THREAD_USAGE_KEY: kept} if kept else {})
+        return parser
+
+    parser, _, _ = testing.parse_output(resumed_parser, data)
+    assert parser.usage == expected
+    assert parser.session_data() == {THREAD_USAGE_KEY: "52,32,8"}
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_retry_before_the_answer_is_in_the_response_metadata(anyio_backend: str) -> None:
+    response, _, _ = await REPLAY.run("real_retry_429.jsonl")
+    assert response.failure is None
+    assert response.metadata == {
+        "reconnect_attempt": "1",
+        "reconnect_max": "5",
+        "http_status": "429",
+    }
+    plain, _, _ = await REPLAY.run("real_ok.jsonl")
+    assert plain.metadata == {}
+
+
+def test_provider_args_point_codex_at_a_responses_endpoint() -> None:
+    args = provider_args(
+        "http://127.0.0.1:8080/v1", name="emu", env_key="EMU_KEY", stream_max_retries=1
+    )
+    assert args == (
+        "-c",
+        "model_provider=emu",
+        "-c",
+        'model_providers.emu={name="emu",base_url="http://127.0.0.1:8080/v1",'
+        'wire_api="responses",env_key="EMU_KEY",stream_max_retries=1}',
+    )
+    assert provider_args("http://h/v1")[1] == "model_provider=local"
+    with pytest.raises(ValueError, match="base_url"):
+        provider_args("")
+    with pytest.raises(ValueError, match="name"):
+        provider_args("http://h/v1", name="a b")
+    with pytest.raises(ValueError, match="request_max_retries"):
+        provider_args("http://h/v1", request_max_retries=-1)
+    with pytest.raises(ValueError, match="stream_idle_timeout_ms"):
+        provider_args("http://h/v1", stream_idle_timeout_ms=True)
 
 
 # -- the appended system prompt ----------------------------------------------------------------
@@ -327,7 +419,7 @@ async def test_an_append_becomes_developer_instructions(anyio_backend: str, tmp_
     text = 'Answer in French.\nKeep "quotes" and \\ as they are.'
     extra = ("--sandbox", "read-only")
     passed = await testing.appended_argv(REPLAY, text, tmp_path, extra_args=extra)
-    flag = passed.index("-c")
+    flag = passed.index("-c", len(["exec", "--json", *RUN_FLAGS]))  # after the run's own flags
     key, value = passed[flag + 1].split("=", 1)
     assert key == "developer_instructions"
     assert tomllib.loads(f"v = {value}")["v"] == text
