@@ -427,8 +427,27 @@ your index has it.
 """
 
 
+_GITIGNORE = """# Python
+__pycache__/
+*.py[cod]
+*.egg-info/
+build/
+dist/
+# virtualenvs
+.venv/
+venv/
+# tools
+.pytest_cache/
+.hypothesis/
+.mypy_cache/
+.ruff_cache/
+# reports the suite writes
+report.json
+"""
+
+
 def _shell_files(template: str, names: Names) -> dict[str, str]:
-    """``pyproject.toml`` and ``README.md``: the same shape for every template."""
+    """``pyproject.toml``, ``README.md`` and ``.gitignore``: the same for every template."""
     major, minor = __version__.split(".")[:2]
     kit = f"agent-driver-kit>={__version__},<{major}.{int(minor) + 1}"
     fields = {
@@ -455,7 +474,7 @@ def _shell_files(template: str, names: Names) -> dict[str, str]:
     readme = (_README_MEMORY if template == "memory" else _README_CLI).format(
         commands=commands, kit_note=note.format(kit_install=kit_install, **fields), **fields
     )
-    return {"pyproject.toml": pyproject, "README.md": readme}
+    return {"pyproject.toml": pyproject, "README.md": readme, ".gitignore": _GITIGNORE}
 
 
 def render(template: str, names: Names) -> dict[str, str]:

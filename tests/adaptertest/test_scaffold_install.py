@@ -92,3 +92,11 @@ def _namespace(name: str, target: Path) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     _scaffold.add_arguments(parser)
     return parser.parse_args([name, "--dir", str(target)])
+
+
+@pytest.mark.parametrize("template", ["memory", "cli"])
+def test_a_generated_project_has_a_gitignore(template: str) -> None:
+    ignore = render(template, project_names("acme_driver"))[".gitignore"].splitlines()
+    for entry in ("__pycache__/", ".venv/", ".pytest_cache/", ".hypothesis/", "*.egg-info/"):
+        assert entry in ignore
+    assert "recordings/" not in ignore  # the recordings and their snapshots are the tests' data
