@@ -18,8 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from adaptertest import recording
-from adaptertest.record import MIN_SECRET, Redactor, is_secret_name, main, record
+from adaptertest.record import MIN_SECRET, Redactor, main, record
 from adaptertest.recording import DEFAULT_MARKER
+from driver import is_secret_name
 
 TOKEN = "sk-fake-0123456789abcdef"
 
