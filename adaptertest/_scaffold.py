@@ -427,8 +427,27 @@ your index has it.
 """
 
 
+_GITIGNORE = """# Python
+__pycache__/
+*.py[cod]
+*.egg-info/
+build/
+dist/
+# virtualenvs
+.venv/
+venv/
+# tools
+.pytest_cache/
+.hypothesis/
+.mypy_cache/
+.ruff_cache/
+# reports the suite writes
+report.json
+"""
+
+
 def _shell_files(template: str, names: Names) -> dict[str, str]:
-    """``pyproject.toml`` and ``README.md``: the same shape for every template."""
+    """``pyproject.toml``, ``README.md`` and ``.gitignore``: the same for every template."""
     major, minor = __version__.split(".")[:2]
     kit = f"agent-driver-kit>={__version__},<{major}.{int(minor) + 1}"
     fields = {
@@ -455,7 +474,74 @@ def _shell_files(template: str, names: Names) -> dict[str, str]:
     readme = (_README_MEMORY if template == "memory" else _README_CLI).format(
         commands=commands, kit_note=note.format(kit_install=kit_install, **fields), **fields
     )
-    return {"pyproject.toml": pyproject, "README.md": readme}
+    return {"pyproject.toml": pyproject, "README.md": readme, ".gitignore": _GITIGNORE}
+
+
+_ALL_BLOCK = re.compile(r"^__all__ = \[\n((?:    \"\w+\",\n)+)\]", re.M)
+_IMPORT_BLOCK = re.compile(r"^(from [\w.]+ import \(\n)((?:    \w+(?: as \w+)?,\n)+)(\))", re.M)
+
+
+def _isort_key(name: str) -> tuple[int, str]:
+    """isort's order by type, as ruff applies it: CONSTANTS, then Classes, then the rest."""
+    bare = name.split(" as ")[0]
+    if bare.isupper() and len(bare) > 1:
+        return 0, bare
+    return (1, bare) if bare[:1].isupper() else (2, bare)
+
+
+def _sorted_lines(block: str) -> str:
+    lines = block.splitlines(keepends=True)
+    return "".join(sorted(lines, key=lambda line: _isort_key(line.strip().strip('",'))))
+
+
+_STATEMENT = re.compile(
+    r"^(?:import ([\w.]+)[^\n]*|from ([\w.]+) import (?:\([^)]*\)|[^\n]*))\n", re.M
+)
+
+
+def _regroup_imports(text: str, package: str) -> str:
+    """The module's leading import block in the sections a standalone project has: the
+    standard library, third party (the kit included: ``driver`` and ``adaptertest`` are
+    first party only inside the kit's own repository), then ``package``; each sorted as
+    ruff's isort does (plain imports first, then by module, case-insensitively)."""
+    start = 0
+    future = re.search(r"^from __future__ import annotations\n\n", text, re.M)
+    if future is not None:
+        start = future.end()
+    statements: list[tuple[str, str, bool]] = []  # (root module, text, is plain import)
+    position = end = start
+    while True:
+        while text.startswith("\n", position):
+            position += 1
+        match = _STATEMENT.match(text, position)
+        if match is None:
+            break
+        module = match.group(1) or match.group(2)
+        statements.append((module, match.group(0), match.group(1) is not None))
+        position = end = match.end()
+    if len(statements) < 2:
+        return text
+    sections: dict[int, list[tuple[str, str, bool]]] = {0: [], 1: [], 2: []}
+    for statement in statements:
+        root = statement[0].split(".")[0]
+        section = 0 if root in sys.stdlib_module_names else 2 if root == package else 1
+        sections[section].append(statement)
+    blocks = [
+        "".join(s[1] for s in sorted(group, key=lambda s: (not s[2], s[0].lower())))
+        for group in sections.values()
+        if group
+    ]
+    return text[:start] + "\n".join(blocks) + text[end:]
+
+
+def tidy_python(text: str, package: str = "") -> str:
+    """``text`` with its multi-line ``__all__`` lists and parenthesized import lists sorted
+    again, and its leading imports in a standalone project's sections: renaming may move a
+    name (``B2_DRIVER_TYPE`` now sorts before ``DEFAULT_COMMAND``), and the project must
+    pass ruff's RUF022 and I001 as the template does in the kit."""
+    text = _ALL_BLOCK.sub(lambda m: f"__all__ = [\n{_sorted_lines(m.group(1))}]", text)
+    text = _IMPORT_BLOCK.sub(lambda m: m.group(1) + _sorted_lines(m.group(2)) + m.group(3), text)
+    return _regroup_imports(text, package) if package else text
 
 
 def render(template: str, names: Names) -> dict[str, str]:
@@ -468,6 +554,10 @@ def render(template: str, names: Names) -> dict[str, str]:
         raise ScaffoldError(f"unknown template {template!r}; choose one of {', '.join(TEMPLATES)}")
     rename = _Renamer(source, names)
     project = {rename(path, path): rename(text, path) for path, text in files}
+    project = {
+        path: tidy_python(text, names.package) if path.endswith(".py") else text
+        for path, text in project.items()
+    }
     rename.check_complete()
     project.update(_shell_files(template, names))
     for path, text in project.items():

@@ -1,6 +1,6 @@
 """The clause catalogue, as data.
 
-Everything that lists clauses (the pytest items, the CLI, the report, the README table)
+Everything that lists clauses (the pytest items, the CLI, the report, the table in docs/clauses.md)
 is generated from :data:`CLAUSES`; no other module spells out the catalogue.
 """
 

@@ -1,16 +1,27 @@
-"""The README stays true: generated clause table, quick start, CI command, options table."""
+"""The README and docs/ stay true: generated tables, quick start, CI command, snippets.
+
+Every ``python`` and ``sh`` block in README.md and docs/*.md runs as written (python
+in-process, sh with bash from the repository root), unless the line before it opts out
+with ``<!-- snippet: not run (why) -->``, for a block that cannot run offline or here.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import re
+import subprocess
 from pathlib import Path
+from typing import Any
 
-from adaptertest._docs import TABLE_END, TABLE_START, clause_table_markdown
+import pytest
+
+from adaptertest._docs import CLAUSES_PAGE, TABLE_END, TABLE_START, clause_table_markdown, main
 from adaptertest.options import Options
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+MAX_README_LINES = 300
 
 QUICK_START = (
     "python -m pip install -e '.[dev]' && python -m adaptertest check "
@@ -18,19 +29,106 @@ QUICK_START = (
     "python -m pip install -e '.[dev]' && python -m pytest",
 )
 
+_BLOCK = re.compile(
+    r"^(?:<!-- snippet: not run \((?P<why>[^\n]+?)\) -->\n)?"
+    r"```(?P<lang>python|sh)\n(?P<code>.*?)^```",
+    re.M | re.S,
+)
 
-def section(title: str) -> str:
+
+def section(title: str, text: str = README) -> str:
     """The body of the ``## title`` section."""
-    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", README, re.M | re.S)
-    assert match is not None, f"README has no '## {title}' section"
+    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+    assert match is not None, f"no '## {title}' section"
     return match.group(1)
 
 
+def _snippets() -> list[Any]:
+    cases: list[Any] = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for match in _BLOCK.finditer(text):
+            line = text.count("\n", 0, match.start("code"))
+            where = f"{page.relative_to(ROOT)}:{line}"
+            marks = [pytest.mark.skip(reason=match["why"])] if match["why"] else []
+            cases.append(pytest.param(match["lang"], match["code"], where, id=where, marks=marks))
+    return cases
+
+
+@pytest.mark.parametrize(("lang", "code", "where"), _snippets())
+def test_snippet_runs_as_written(lang: str, code: str, where: str) -> None:
+    if lang == "python":
+        exec(compile(code, where, "exec"), {"__name__": "__snippet__"})
+        return
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, f"{where}\n{done.stdout}\n{done.stderr}"
+
+
+def test_every_page_runs_or_says_why_not() -> None:
+    runnable = [p for p in _snippets() if not getattr(p, "marks", ())]
+    assert len(runnable) >= 3  # the opt-out is the exception
+
+
+def test_the_readme_is_a_page_a_newcomer_reads_once() -> None:
+    assert README.count("\n") <= MAX_README_LINES
+    for title in ("Quick start", "Use it in your project", "Where to go next"):
+        section(title)
+    assert "](docs/glossary.md)" in README
+    assert "](docs/README.md)" in README
+
+
+def test_the_docs_index_links_every_page() -> None:
+    index = (ROOT / "docs" / "README.md").read_text(encoding="utf-8")
+    for page in PAGES[1:]:
+        if page.name != "README.md":
+            assert f"]({page.name})" in index, page.name
+
+
+def test_the_glossary_defines_the_words_newcomers_meet() -> None:
+    glossary = (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8")
+    words = ("SPI", "probe", "hermetic", "checkpoint", "guard fingerprint", "replay")
+    for word in (*words, "recording", "live", "level", "snapshot"):
+        assert f"**{word}**" in glossary, word
+
+
+def test_links_between_pages_resolve() -> None:
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", text):
+            assert (page.parent / target).exists(), f"{page.relative_to(ROOT)}: {target}"
+
+
 def test_clause_table_is_the_generated_one() -> None:
-    assert README.count(TABLE_START) == 1
-    assert README.count(TABLE_END) == 1
-    table = README.split(TABLE_START, 1)[1].split(TABLE_END, 1)[0]
-    assert table.strip("\n") == clause_table_markdown()
+    page = (ROOT / CLAUSES_PAGE).read_text(encoding="utf-8")
+    assert page.count(TABLE_START) == 1
+    assert page.count(TABLE_END) == 1
+    table = page.split(TABLE_START, 1)[1].split(TABLE_END, 1)[0]
+    assert table.strip("\n") == clause_table_markdown(), (
+        "docs/clauses.md is stale: run python -m adaptertest._docs"
+    )
+
+
+def test_the_generator_rewrites_a_stale_table(tmp_path: Path) -> None:
+    page = tmp_path / CLAUSES_PAGE
+    page.parent.mkdir()
+    page.write_text(f"# Clauses\n\n{TABLE_START}\n| old |\n{TABLE_END}\n", encoding="utf-8")
+    assert main([str(tmp_path)]) == 0
+    assert clause_table_markdown() in page.read_text(encoding="utf-8")
+    page.write_text("no markers\n", encoding="utf-8")
+    assert main([str(tmp_path)]) == 2
+
+
+def test_token_deltas_are_documented() -> None:
+    page = (ROOT / "docs" / "token-deltas.md").read_text(encoding="utf-8")
+    for name in ("block_start", "block_delta", "block_end", "token_level=True"):
+        assert name in page
 
 
 def test_quick_start_is_exactly_the_two_commands() -> None:
@@ -46,15 +144,26 @@ def test_ci_runs_the_readme_test_command_verbatim() -> None:
 
 
 def test_options_table_lists_every_field() -> None:
-    body = section("Use it on your driver")
+    body = (ROOT / "docs" / "options.md").read_text(encoding="utf-8")
     rows = re.findall(r"^\| `(\w+)` \|", body, re.M)
     assert rows == [f.name for f in dataclasses.fields(Options)]
+    assert not re.search(r"\[(With\w+|SkipLiveRun|ExpectRejectForeignConfig)\]", body)
+
+
+def test_go_names_live_on_their_own_page() -> None:
+    body = (ROOT / "docs" / "go-mapping.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(\w+)` \| `(\w+)` \|", body, re.M)
+    fields = {f.name for f in dataclasses.fields(Options)}
+    assert rows
+    assert {field for field, _ in rows} <= fields
+    assert "[WithConfig]" not in README
 
 
 def test_driver_guide_and_benchmarks_are_linked() -> None:
     assert (ROOT / "docs" / "writing-a-driver.md").is_file()
-    assert "](docs/writing-a-driver.md" in section("Write your own driver")
-    assert "Figures: run `python benchmarks/run.py`." in section("Benchmarks")
+    assert "](docs/writing-a-driver.md" in section("Where to go next")
+    benchmarks = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    assert "Figures: run `python benchmarks/run.py`." in benchmarks
     assert (ROOT / "CONTRIBUTING.md").is_file()
 
 

@@ -151,6 +151,6 @@ def test_pytest_output_junit_and_json(
     assert ("driver traceback:" in out and "driver traceback:" in files) is details
     if not details:
         assert "<withheld: " in out
-        assert "show_live_details=True" in out
+        assert "rerun with --adaptertest-show-details (or ADAPTERTEST_SHOW_DETAILS=1)" in out
         hint = "rerun alone: pytest 'test_leaky.py::TestRaising::test_clause[LIV-01]'"
         assert hint in out

@@ -134,6 +134,7 @@ def test_memory_template_renames_every_reference_name() -> None:
     project = render("memory", project_names("acme_driver", "Acme Agent"))
     assert sorted(project) == sorted(
         [
+            ".gitignore",
             "README.md",
             "pyproject.toml",
             "tests/test_conformance.py",
@@ -183,7 +184,7 @@ def test_cli_template_renames_every_mycli_name() -> None:
     )
     expected = [p.replace("test_mycli_driver", "test_acme_cli_driver") for p in template]
     expected = [p.replace("mycli_driver/", "acme_cli/") for p in expected]
-    assert sorted(project) == sorted([*expected, "README.md", "pyproject.toml"])
+    assert sorted(project) == sorted([*expected, ".gitignore", "README.md", "pyproject.toml"])
     assert leftovers(project, "mycli") == []
     assert leftovers(project, "reference") == []
     config = project["acme_cli/_config.py"]
@@ -225,7 +226,7 @@ def test_new_command_writes_the_project_and_prints_the_next_step(
     target = tmp_path / "work" / "acme"
     assert main(["new", "acme", "--template", "cli", "--dir", str(target)]) == 0
     out = capsys.readouterr().out
-    assert f"wrote 18 files to {target} (cli template)" in out
+    assert f"wrote 19 files to {target} (cli template)" in out
     assert "python -m pip install -e '.[test]' && python -m pytest" in out
     assert (target / "acme" / "_parser.py").is_file()
     assert (target / "tests" / "test_conformance.py").is_file()

@@ -9,12 +9,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from adaptertest import _scaffold
-from adaptertest._scaffold import kit_install_command, next_steps, project_names, render
+from adaptertest._scaffold import (
+    kit_install_command,
+    next_steps,
+    project_names,
+    render,
+    write_project,
+)
 
 PROJECT_INSTALL = "python -m pip install -e '.[test]' && python -m pytest"
 
@@ -92,3 +101,49 @@ def _namespace(name: str, target: Path) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     _scaffold.add_arguments(parser)
     return parser.parse_args([name, "--dir", str(target)])
+
+
+@pytest.mark.parametrize("template", ["memory", "cli"])
+def test_a_generated_project_has_a_gitignore(template: str) -> None:
+    ignore = render(template, project_names("acme_driver"))[".gitignore"].splitlines()
+    for entry in ("__pycache__/", ".venv/", ".pytest_cache/", ".hypothesis/", "*.egg-info/"):
+        assert entry in ignore
+    assert "recordings/" not in ignore  # the recordings and their snapshots are the tests' data
+
+
+NAMES = ["acme_driver", "zeta_code_driver", "b2_driver", "a"]
+
+
+@pytest.mark.parametrize("template", ["memory", "cli"])
+@pytest.mark.parametrize("name", NAMES)
+def test_generated_projects_keep_sorted_exports_and_short_lines(name: str, template: str) -> None:
+    project = render(template, project_names(name))
+    for path, text in project.items():
+        if not path.endswith(".py"):
+            continue
+        for block in re.findall(r"^__all__ = \[\n(.*?)^\]", text, re.M | re.S):
+            exported = re.findall(r'"(\w+)"', block)
+            assert exported == sorted(exported, key=_scaffold._isort_key), path
+        long = [n for n, line in enumerate(text.splitlines(), 1) if len(line) > 100]
+        assert long == [], f"{path}: lines {long} are over 100 characters"
+
+
+@pytest.mark.parametrize("template", ["memory", "cli"])
+def test_generated_projects_pass_ruff(template: str, tmp_path: Path) -> None:
+    """ruff's import order (I001), sorted ``__all__`` (RUF022), pyflakes and pycodestyle at
+    100 columns, on the project as a standalone repository, for names that move in the
+    sort order and change line lengths."""
+    pytest.importorskip("ruff")
+    for name in NAMES:
+        write_project(tmp_path / name, render(template, project_names(name)))
+    select = "--select=E,F,W,I,RUF022"
+    for name in NAMES:
+        done = subprocess.run(
+            [sys.executable, "-m", "ruff", "check", "--isolated", select, "--line-length=100", "."],
+            cwd=tmp_path / name,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, f"{name}:\n{done.stdout}{done.stderr}"

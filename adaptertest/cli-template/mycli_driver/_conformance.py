@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from driver import SESSION_PARAM_CWD, SESSION_PARAM_PROFILE_FINGERPRINT, SessionState
 from mycli_driver._config import MycliConfig
-from mycli_driver._driver import new_mycli_driver
+from mycli_driver._driver import MycliDriver, new_mycli_driver
 
 if TYPE_CHECKING:
     from adaptertest.options import Drift, Options
@@ -33,9 +33,11 @@ def drift_option() -> Drift | None:
     paths = [RECORDINGS / name for name in DRIFT_RECORDINGS]
     if not all(path.is_file() for path in paths):
         return None
-    return Drift(
-        recordings=paths, driver=lambda command: new_mycli_driver(MycliConfig(command=command))
-    )
+
+    def driver(command: tuple[str, ...]) -> MycliDriver:
+        return new_mycli_driver(MycliConfig(command=command))
+
+    return Drift(recordings=paths, driver=driver)
 
 
 def adaptertest_options() -> Options:

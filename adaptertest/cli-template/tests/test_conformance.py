@@ -18,7 +18,8 @@ RECORDINGS = testing.recordings_dir(__file__)
 
 def replay_config(recording: str, exit_code: int = 0) -> MycliConfig:
     """A config whose ``mycli`` is the replay stand-in playing ``recording``."""
-    return MycliConfig(command=testing.replay_command(RECORDINGS, recording, exit_code=exit_code))
+    command = testing.replay_command(RECORDINGS, recording, exit_code=exit_code)
+    return MycliConfig(command=command)
 
 
 SUCCESS = replay_config("success.jsonl")

@@ -104,14 +104,20 @@ async def test_an_appended_system_prompt_is_refused_before_launch(tmp_path: Path
 
 def test_config_validation() -> None:
     testing.check_config_validation(
-        MycliDriver, MycliConfig, default_command=("mycli",), other=MycliConfig(model="mycli-small")
+        MycliDriver,
+        MycliConfig,
+        default_command=("mycli",),
+        other=MycliConfig(model="mycli-small"),
     )
 
 
 def test_descriptor_and_stream_capability_are_honest(snapshot: SnapshotAssertion) -> None:
     capability = MycliDriver().stream_capability()
     models = testing.check_descriptor_and_stream_capability(
-        MycliDriver, MycliConfig(model="mycli-large"), MYCLI_DRIVER_TYPE, capability=capability
+        MycliDriver,
+        MycliConfig(model="mycli-large"),
+        MYCLI_DRIVER_TYPE,
+        capability=capability,
     )
     declared = {"models": models, "stream_capability": capability.model_dump(mode="json")}
     assert declared == testing.recording_snapshot(snapshot)
@@ -119,4 +125,5 @@ def test_descriptor_and_stream_capability_are_honest(snapshot: SnapshotAssertion
 
 @pytest.mark.anyio
 async def test_environment_check_looks_for_the_program() -> None:
-    await testing.check_environment_probe(MycliDriver, MycliConfig, "mycli-is-not-installed-here")
+    missing = "mycli-is-not-installed-here"
+    await testing.check_environment_probe(MycliDriver, MycliConfig, missing)
