@@ -152,7 +152,9 @@ def suite_options(backend: Backend) -> Options:
         return Options(skip_live_run=SKIP)
     shared = SHARED
     options = testing.full_options(shared.config, resume_id=RESUME_ID, backend=backend)
-    return dataclasses.replace(options, model_requests=shared.requests)
+    return dataclasses.replace(
+        options, model_requests=shared.requests, labels=realcli.cli_labels("claude")
+    )
 
 
 def new_driver() -> ClaudeDriver:

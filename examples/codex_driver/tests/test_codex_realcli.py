@@ -219,6 +219,7 @@ def suite_options(backend: Backend) -> Options:
         testing.full_options(shared.config, resume_id=RESUME_ID, backend=backend),
         workspace=str(shared.root / "workspace"),
         model_requests=lambda: shared.requests,
+        labels=realcli.cli_labels("codex"),
     )
 
 

@@ -152,6 +152,7 @@ def suite_options(backend: Backend) -> Options:
         concurrent_runs=2,
         backend=backend,
         model_requests=LIVE[backend].requests,
+        labels=realcli.cli_labels("gemini"),
     )
 
 
