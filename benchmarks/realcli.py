@@ -93,6 +93,8 @@ def load_tier(tier: Tier) -> ModuleType:
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    # Registered before it runs, as an import would: dataclasses look their module up.
+    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
 
