@@ -37,7 +37,7 @@ body { font: 14px/1.4 system-ui, sans-serif; margin: 16px; color: #1f2328; }
 h1 { font-size: 20px; margin: 0 0 4px; }
 .controls { display: flex; flex-wrap: wrap; gap: 12px; align-items: center; margin: 12px 0; }
 .wrap { overflow-x: auto; max-width: 100%; }
-table { border-collapse: collapse; table-layout: fixed; }
+table { border-collapse: collapse; table-layout: fixed; width: max-content; }
 th, td { border: 1px solid var(--line); padding: 3px 6px; }
 th.clause, td.clause { width: 22em; text-align: left; overflow: hidden; text-overflow: ellipsis;
   white-space: nowrap; }

@@ -243,8 +243,15 @@ def _bound_disk(
 
 
 def write_matrix(out: Path, name: str, releases: Sequence[Release]) -> None:
-    """The matrix of the releases' reports, in release order."""
-    entries = [e for r in releases if r.report for e in read_report(out / r.report)]
+    """The matrix of the releases' reports, in release order. Each column names its
+    report relative to ``out``, so the page and the Markdown can be kept or published
+    without the path of the machine that ran the sweep."""
+    entries = [
+        {**e, "_source": r.report}
+        for r in releases
+        if r.report
+        for e in read_report(out / r.report)
+    ]
     if not entries:
         raise SweepError(f"no release of {name} left a report: see {out / STATE}")
     matrix = build(entries)

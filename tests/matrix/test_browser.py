@@ -119,3 +119,29 @@ def test_click_shows_the_whole_message_and_a_long_one_keeps_the_layout(page: Any
         "cs => cs.map(c => c.getBoundingClientRect().width)"
     )
     assert max(cell_widths) - min(cell_widths) < 1
+
+
+def test_many_columns_keep_their_width_and_scroll_in_their_frame(
+    browser: Any, report_files: list[Path], tmp_path: Path
+) -> None:
+    # A sweep of ten releases on two backends gives twenty columns: each keeps its
+    # declared width (9em) instead of being squeezed to a letter per line, and the
+    # table scrolls inside its frame while the page stays as wide as the window.
+    html = tmp_path / "wide.html"
+    html.write_text(render_html(load(report_files * 7)), "utf-8")
+    context = browser.new_context(viewport={"width": 1200, "height": 900}, offline=True)
+    try:
+        opened = context.new_page()
+        opened.goto(html.as_uri())
+        assert opened.locator("th.run").count() == 21
+        em = opened.evaluate("() => parseFloat(getComputedStyle(document.body).fontSize)")
+        widths = opened.locator("th.run").evaluate_all(
+            "hs => hs.map(h => h.getBoundingClientRect().width)"
+        )
+        assert min(widths) >= 9 * em - 1
+        frame = opened.locator(".wrap")
+        assert frame.evaluate("w => w.scrollWidth > w.clientWidth")
+        viewport = opened.evaluate("() => document.documentElement.clientWidth")
+        assert opened.evaluate("() => document.documentElement.scrollWidth") <= viewport
+    finally:
+        context.close()
