@@ -404,7 +404,7 @@ def test_short_secret_values_are_skipped_with_a_notice(tmp_path: Path) -> None:
         done.stderr
     )
     assert recording.read(out).stdout == b"abc and xy and [REDACTED]\n"
-    assert b" chunks, exit status 0" in done.stderr
+    assert b" chunk, exit status 0" in done.stderr
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,12 @@ import dataclasses
 
 import adaptertest
 from adaptertest import clikit as testing
-from mycli_driver import MycliConfig, MycliDriver, adaptertest_options, new_mycli_driver
+from mycli_driver import (
+    MycliConfig,
+    MycliDriver,
+    adaptertest_options,
+    new_mycli_driver,
+)
 
 RECORDINGS = testing.recordings_dir(__file__)
 
