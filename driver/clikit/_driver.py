@@ -84,7 +84,7 @@ class CLIDriver(ABC, Generic[ConfigT]):
     response's metadata notes the end (``ended_after_terminal``)."""
     system_prompt_flags: ClassVar[tuple[str, ...]] = ()
     """Options of the CLI that set its own system prompt (``--system-prompt`` ...): an
-    ``extra_args`` entry equal to one, or starting with one, makes a run with an appended
+    ``extra_args`` entry equal to one (or ``FLAG=VALUE``) makes a run with an appended
     system prompt fail with ``conflicting_extra_args``."""
 
     def __init__(self, config_type: type[ConfigT], config: ConfigT | None) -> None:
@@ -160,9 +160,11 @@ class CLIDriver(ABC, Generic[ConfigT]):
 
     def conflicting_system_prompt_arg(self, extra_args: Sequence[str]) -> str | None:
         """The entry of ``extra_args`` that already sets the CLI's system prompt, if any
-        (by default one that is, or starts with, an entry of :attr:`system_prompt_flags`)."""
+        (by default one equal to an entry of :attr:`system_prompt_flags`, or that entry
+        with ``=VALUE``; a longer flag that merely starts the same is another flag)."""
         for arg in extra_args:
-            if any(arg.startswith(flag) for flag in self.system_prompt_flags):
+            name = arg.partition("=")[0]
+            if name in self.system_prompt_flags:
                 return arg
         return None
 

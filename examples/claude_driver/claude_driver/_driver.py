@@ -84,7 +84,12 @@ class ClaudeDriver(CLIDriver[ClaudeConfig]):
     fingerprint_domain = FINGERPRINT_DOMAIN
     supported_cli_versions = ">=2.1.323"
     install_hint = "install Claude Code or set ClaudeConfig.command"
-    system_prompt_flags = ("--append-system-prompt", "--system-prompt")
+    system_prompt_flags = (
+        "--append-system-prompt",
+        "--append-system-prompt-file",
+        "--system-prompt",
+        "--system-prompt-file",
+    )
 
     def __init__(self, config: ClaudeConfig | None = None) -> None:
         super().__init__(ClaudeConfig, config)

@@ -414,8 +414,14 @@ async def test_an_append_is_refused_when_extra_args_set_the_system_prompt(
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_other_extra_args_leave_the_append_alone(anyio_backend: str, tmp_path: Path) -> None:
-    extra = ("--permission-mode", "plan")
+@pytest.mark.parametrize(
+    "extra",
+    [("--permission-mode", "plan"), ("--system-prompt-snapshot", "on"), ("--system-prompts",)],
+)
+async def test_other_extra_args_leave_the_append_alone(
+    anyio_backend: str, extra: tuple[str, ...], tmp_path: Path
+) -> None:
+    """A flag that only starts like a system-prompt flag is another flag."""
     passed = await testing.appended_argv(REPLAY, "x", tmp_path, extra_args=extra)
     assert "--append-system-prompt-file" in passed
 
