@@ -6,6 +6,7 @@ import io
 import itertools
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -404,7 +405,8 @@ def test_short_secret_values_are_skipped_with_a_notice(tmp_path: Path) -> None:
         done.stderr
     )
     assert recording.read(out).stdout == b"abc and xy and [REDACTED]\n"
-    assert b" chunk, exit status 0" in done.stderr
+    # One chunk, or two when the redactor held back a possible start of a secret.
+    assert re.search(rb": [12] chunks?, exit status 0", done.stderr), done.stderr
 
 
 @pytest.mark.parametrize(

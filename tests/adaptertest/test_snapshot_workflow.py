@@ -146,7 +146,9 @@ def test_a_new_cli_needs_only_a_parser_and_a_snapshot_update(tmp_path: Path) -> 
     write_project(project, render("cli", project_names("toy_driver")))
     fake = tmp_path / "toycli.py"
     fake.write_text(FAKE_CLI, encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": str(project)}
+    # The inner runs are plain pytest runs: none of an outer xdist worker's variables.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env["PYTHONPATH"] = str(project)
     env.pop("ADAPTERTEST_SHOW_DETAILS", None)
     recordings = project / "recordings"
     for name, mode in (

@@ -66,6 +66,8 @@ from driver import (
 
 BACKENDS = ("asyncio", "trio")
 WALL_LIMIT = 30.0
+SLOW_PROBE_TIMEOUT = 1.0
+"""The hermetic deadline where a call is expected to hang."""
 """Seconds any single check_driver may take here: a hang guard, not a performance figure."""
 ALL = [c.id for c in CLAUSES]
 SUITE_DEFECT = "please report this"
@@ -101,8 +103,10 @@ def options(backend: str, *, slow: bool = False, **extra: Any) -> Options:
         "guard_keys": ("adaptertest_probe",),
         "session_keys": ("adaptertest_probe",),
         "max_examples": 2,
-        "probe_timeout": 0.3 if slow else 10.0,
-        "live_run_timeout": 0.5 if slow else 10.0,
+        # Short enough that the hang cases end quickly, long enough that the calls that do
+        # not hang finish in time while 32 cases share the process (and xdist the CPUs).
+        "probe_timeout": SLOW_PROBE_TIMEOUT if slow else 10.0,
+        "live_run_timeout": 2.0 if slow else 10.0,
         "backend": backend,
     }
     settings.update(extra)
@@ -379,7 +383,9 @@ def test_a_broken_factory_fails_drv01_and_skips_the_rest(name: str, backend: str
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_blocking_factory_is_abandoned(backend: str, lab: Lab) -> None:
     report = well_formed(lab.trial("factory-block", backend))
-    _setup_failed(report, "the factory did not return within 0.3 s and did not respond")
+    _setup_failed(
+        report, f"the factory did not return within {SLOW_PROBE_TIMEOUT:g} s and did not respond"
+    )
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -443,7 +449,9 @@ def test_a_broken_descriptor_fails_drv01_and_skips_the_rest(name: str, backend: 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_blocking_descriptor_is_abandoned(backend: str, lab: Lab) -> None:
     report = well_formed(lab.trial("descriptor-block", backend))
-    _setup_failed(report, "descriptor() did not return within 0.3 s and did not respond")
+    _setup_failed(
+        report, f"descriptor() did not return within {SLOW_PROBE_TIMEOUT:g} s and did not respond"
+    )
 
 
 class _DriftingDescriptor(BaselineDriver):
