@@ -87,8 +87,12 @@ def time_tier_file(tier: Tier) -> tuple[float, str]:
 
 
 def load_tier(tier: Tier) -> ModuleType:
-    """Import a tier module by path (its driver package must be importable)."""
+    """Import a tier module by path, with its driver package importable as pytest's
+    ``pythonpath`` setting makes it."""
     path = ROOT / tier.path
+    package_root = str(path.parents[1])
+    if package_root not in sys.path:
+        sys.path.insert(0, package_root)
     spec = importlib.util.spec_from_file_location(f"realcli_tier_{tier.name}", path)
     assert spec is not None
     assert spec.loader is not None
