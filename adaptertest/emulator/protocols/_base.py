@@ -120,8 +120,11 @@ class Wire(ABC):
         return route.kind != "generate"
 
     def side_answer(self, route: Route, body: Mapping[str, Any]) -> dict[str, Any]:
-        """The answer to a side endpoint (token counting)."""
-        raise NotImplementedError(route.kind)
+        """The answer to a side endpoint (token counting). A protocol whose :meth:`route`
+        names only ``generate`` has none, so reaching this is a routing bug."""
+        raise LookupError(
+            f"{type(self).__name__} routed a request to {route.kind!r} but answers no such endpoint"
+        )
 
     @abstractmethod
     def texts(self, body: Mapping[str, Any]) -> Texts:

@@ -286,36 +286,27 @@ def _item_events(index: int, item: dict[str, Any], deltas: int) -> list[dict[str
             }
         )
         out.append({"type": "response.content_part.done", **base, "content_index": 0, "part": part})
-    elif kind == "custom_tool_call":
-        given = item["input"]
+    else:
+        # A tool call streams its input: freeform (custom) tools as "input", functions as
+        # "arguments", each under its own event names.
+        field, events = (
+            ("input", "custom_tool_call_input")
+            if kind == "custom_tool_call"
+            else ("arguments", "function_call_arguments")
+        )
+        given = item[field]
         out.append(
             {
                 "type": "response.output_item.added",
                 "output_index": index,
-                "item": {**item, "status": "in_progress", "input": ""},
+                "item": {**item, "status": "in_progress", field: ""},
             }
         )
         out.extend(
-            {"type": "response.custom_tool_call_input.delta", **base, "delta": piece}
+            {"type": f"response.{events}.delta", **base, "delta": piece}
             for piece in split_text(given, 2)
         )
-        out.append({"type": "response.custom_tool_call_input.done", **base, "input": given})
-    else:
-        arguments = item["arguments"]
-        out.append(
-            {
-                "type": "response.output_item.added",
-                "output_index": index,
-                "item": {**item, "status": "in_progress", "arguments": ""},
-            }
-        )
-        out.extend(
-            {"type": "response.function_call_arguments.delta", **base, "delta": piece}
-            for piece in split_text(arguments, 2)
-        )
-        out.append(
-            {"type": "response.function_call_arguments.done", **base, "arguments": arguments}
-        )
+        out.append({"type": f"response.{events}.done", **base, field: given})
     out.append({"type": "response.output_item.done", "output_index": index, "item": item})
     return out
 
