@@ -6,33 +6,21 @@ only the shape of what the script produces and the validity of its benchmark str
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections import Counter
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
 from adaptertest.evt import verify_stream_sequence
 from driver.events import StreamKind
+from load_script import load_script
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "run.py"
 RESULTS = {"PASS", "MISS", "info", "n/a"}
 
 
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("benchmarks_run", SCRIPT)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up here
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load()
+bench = load_script(SCRIPT, "benchmarks_run")
 
 
 def _by_name(figures: list[Any]) -> dict[str, Any]:

@@ -3,27 +3,16 @@ well-formed. Nothing here judges memory (that is the script's job, on a quiet ma
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+
+from load_script import load_script
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "clikit_memory.py"
 
 
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("benchmarks_clikit_memory", SCRIPT)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up here
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load()
+bench = load_script(SCRIPT, "benchmarks_clikit_memory")
 
 
 @pytest.mark.parametrize("shape", bench.SHAPES)

@@ -3,25 +3,14 @@ Nothing here judges speed (that is the script's job, on a quiet machine)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
+
+from load_script import load_script
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "emulator_speed.py"
 
 
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("benchmarks_emulator", SCRIPT)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load()
+bench = load_script(SCRIPT, "benchmarks_emulator")
 
 
 def test_each_benchmark_gives_named_positive_figures() -> None:
