@@ -21,7 +21,7 @@ import anyio
 import pytest
 
 from adaptertest import RecordingSink
-from driver import Request, TerminalPayload
+from driver import Request, Response, TerminalPayload
 from driver.clikit import (
     DRAIN_SECONDS,
     STDERR_KEEP,
@@ -205,21 +205,35 @@ def lingering(done: bool) -> list[str]:
     return cli(spawn_code() + f"print({terminal!r}, flush=True)\nimport time\ntime.sleep(60)\n")
 
 
+async def turn(
+    command: list[str],
+    *,
+    grace: float | None = None,
+    parser: type[DoneParser] = DoneParser,
+    sink: RecordingSink | None = None,
+    streaming: bool = False,
+) -> Response:
+    """One ``run_turn`` of ``command`` with the done-cli parser (``grace``: the terminal
+    grace, None for run_turn's own)."""
+    extra: dict[str, Any] = {} if grace is None else {"terminal_grace": grace}
+    return await run_turn(
+        Request(prompt="hi", streaming=streaming),
+        sink if sink is not None else RecordingSink(),
+        driver_type="done",
+        argv=lambda resume_id: command,
+        cwd="",
+        model="",
+        timeout=60,
+        parser=parser,
+        **extra,
+    )
+
+
 @pytest.mark.anyio
 async def test_a_cli_lingering_after_its_terminal_line_is_ended_and_its_success_kept() -> None:
     sink = RecordingSink()
     started = time.monotonic()
-    response = await run_turn(
-        Request(prompt="hi", streaming=True),
-        sink,
-        driver_type="done",
-        argv=lambda resume_id: lingering(True),
-        cwd="",
-        model="",
-        timeout=60,
-        parser=DoneParser,
-        terminal_grace=0.3,
-    )
+    response = await turn(lingering(True), grace=0.3, sink=sink, streaming=True)
     assert time.monotonic() - started < 10
     assert response.failure is None
     assert response.output == "answer"
@@ -240,17 +254,7 @@ async def test_a_cli_lingering_after_its_terminal_line_is_ended_and_its_success_
 
 @pytest.mark.anyio
 async def test_a_failed_terminal_line_stays_a_failure_when_the_cli_lingers() -> None:
-    response = await run_turn(
-        Request(prompt="hi"),
-        RecordingSink(),
-        driver_type="done",
-        argv=lambda resume_id: lingering(False),
-        cwd="",
-        model="",
-        timeout=60,
-        parser=DoneParser,
-        terminal_grace=0.3,
-    )
+    response = await turn(lingering(False), grace=0.3)
     assert response.failure is not None
     assert response.failure.message == "done-cli said it failed"
     assert response.checkpoint is None
@@ -260,17 +264,7 @@ async def test_a_failed_terminal_line_stays_a_failure_when_the_cli_lingers() -> 
 @pytest.mark.anyio
 async def test_a_cli_that_exits_within_the_grace_is_not_noted() -> None:
     terminal = json.dumps({"done": True, "session": "s-1"})
-    response = await run_turn(
-        Request(prompt="hi"),
-        RecordingSink(),
-        driver_type="done",
-        argv=lambda resume_id: cli(f"print({terminal!r})"),
-        cwd="",
-        model="",
-        timeout=60,
-        parser=DoneParser,
-        terminal_grace=30,
-    )
+    response = await turn(cli(f"print({terminal!r})"), grace=30)
     assert response.failure is None
     assert response.metadata == {}
 
@@ -316,16 +310,7 @@ async def test_stderr_is_capped_to_its_head_and_tail_with_its_size_recorded() ->
         "print('{\"done\": true}')\n"
     )
     data = bytes(i % 251 for i in range(size))
-    response = await run_turn(
-        Request(prompt="hi"),
-        RecordingSink(),
-        driver_type="done",
-        argv=lambda resume_id: cli(code),
-        cwd="",
-        model="",
-        timeout=60,
-        parser=DoneParser,
-    )
+    response = await turn(cli(code))
     assert response.raw_streams is not None
     assert response.raw_streams.stderr == data[:STDERR_KEEP] + data[-STDERR_KEEP:]
     assert response.metadata["stderr_bytes"] == str(size)
@@ -387,17 +372,7 @@ class RetryingDoneParser(DoneParser):
 
 @pytest.mark.anyio
 async def test_the_parsers_metadata_and_the_process_notes_are_both_kept() -> None:
-    response = await run_turn(
-        Request(prompt="hi"),
-        RecordingSink(),
-        driver_type="done",
-        argv=lambda resume_id: lingering(True),
-        cwd="",
-        model="",
-        timeout=60,
-        parser=RetryingDoneParser,
-        terminal_grace=0.2,
-    )
+    response = await turn(lingering(True), grace=0.2, parser=RetryingDoneParser)
     assert response.failure is None
     assert response.metadata["done.retries"] == "1"
     assert response.metadata["ended_by"] == "SIGTERM"
