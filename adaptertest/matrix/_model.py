@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from adaptertest.clauses import CLAUSES
+from adaptertest.report import RunInfo
+from adaptertest.report_json import run_from_json
 
 STATUSES = ("passed", "failed", "skipped", "xfailed", "xpassed", "absent")
 """Cell statuses; ``absent`` is a clause the run's report does not have (a partial run or
@@ -147,9 +149,7 @@ def read_report(path: Path) -> list[Mapping[str, Any]]:
 
 
 def _column(entry: Mapping[str, Any]) -> Column:
-    given = entry.get("run")
-    run: Mapping[str, Any] = given if isinstance(given, dict) else {}
-    labels = {str(k): str(v) for k, v in dict(run.get("labels") or {}).items()}
+    run = run_from_json(entry.get("run")) or RunInfo(started_at="", backend="")
     given_counts = entry.get("counts")
     counts: Mapping[str, Any] = given_counts if isinstance(given_counts, dict) else {}
     level = entry.get("level")
@@ -159,15 +159,13 @@ def _column(entry: Mapping[str, Any]) -> Column:
         level=str(level) if level is not None else None,
         source=str(entry.get("_source", "")),
         kit_version=str(entry.get("_kit_version", "")),
-        driver_version=(
-            str(run["driver_version"]) if run.get("driver_version") is not None else None
-        ),
-        cli=labels.get("cli", ""),
-        cli_version=labels.get("cli_version", ""),
-        backend=str(run.get("backend") or ""),
-        started_at=str(run.get("started_at") or ""),
-        options={str(k): str(v) for k, v in dict(run.get("options") or {}).items()},
-        labels=labels,
+        driver_version=run.driver_version,
+        cli=run.labels.get("cli", ""),
+        cli_version=run.labels.get("cli_version", ""),
+        backend=run.backend,
+        started_at=run.started_at,
+        options=dict(run.options),
+        labels=dict(run.labels),
         counts={str(k): int(v) for k, v in counts.items() if isinstance(v, int)},
     )
 

@@ -11,6 +11,7 @@ the ``keep`` newest swept. The matrix of every report comes last.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -28,6 +29,8 @@ from adaptertest.matrix._model import MatrixError, build, read_report, summary
 from adaptertest.matrix._versions import in_range, last_stable
 from adaptertest.realcli import VERSION_ENV_PREFIX, install, load_lock, prefix_for
 from adaptertest.realcli._lock import env_suffix
+from adaptertest.report import RunInfo
+from adaptertest.report_json import run_from_json, run_to_json
 
 STATE = "sweep.json"
 REPORT_PLACEHOLDER = "{report}"
@@ -120,18 +123,11 @@ def _label(report: Path, name: str, version: str, supported: bool | None) -> Non
     """Stamp each driver entry of ``report`` with the CLI, its version and the range verdict."""
     doc = json.loads(report.read_text("utf-8"))
     for entry in doc.get("drivers", []):
-        run = entry.setdefault("run", {})
-        if not isinstance(run, dict):
-            continue
-        run.setdefault("started_at", "")
-        run.setdefault("backend", "")
-        run.setdefault("driver_version", None)
-        run.setdefault("options", {})
-        labels = run.setdefault("labels", {})
-        labels.setdefault("cli", name)
-        labels["cli_version"] = version
+        run = run_from_json(entry.get("run")) or RunInfo(started_at="", backend="")
+        labels = {"cli": name, **run.labels, "cli_version": version}
         if supported is not None:
             labels["supported"] = "yes" if supported else "no"
+        entry["run"] = run_to_json(dataclasses.replace(run, labels=labels))
     report.write_text(json.dumps(doc, indent=2) + "\n", "utf-8")
 
 
