@@ -117,6 +117,92 @@ ModelRequests = Callable[[], Sequence[ModelRequest]]
 """Returns every request the model side has received so far, oldest first."""
 
 
+ModelProtocol = Literal["anthropic", "openai-responses", "gemini"]
+"""The model APIs the kit's emulator speaks, by the name a binding declares."""
+
+MODEL_PROTOCOLS: tuple[str, ...] = ("anthropic", "openai-responses", "gemini")
+"""Every :data:`ModelProtocol` value, for checks and messages."""
+
+DEFAULT_SCENARIO_GRACE = 10.0
+"""Seconds past a scenario's deadline a run may take to end (timed out or cancelled)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelEndpoint:
+    """Where a driver under test finds its model, handed to :attr:`ModelBinding.driver`.
+
+    The suite makes one per scenario: a running model-API emulator, a fresh empty home
+    and workspace, and the environment the driver must pass to every process it
+    starts (``env`` holds at least the scenario's process marker, so the suite can find
+    whatever the run left running, even outside the CLI's process group).
+    """
+
+    base_url: str
+    """The emulator's root, such as ``http://127.0.0.1:43117`` (no trailing slash)."""
+    protocol: str
+    """The model API the binding declared (one of :data:`MODEL_PROTOCOLS`)."""
+    home: Path
+    """A fresh, empty folder for the agent's home (config, sessions, caches)."""
+    workspace: Path
+    """A fresh, empty folder: the run's working directory."""
+    env: Mapping[str, str]
+    """Variables to add to the environment of every process the driver starts."""
+    api_key: str
+    """A dummy key the emulator accepts; pass it where the agent wants a key."""
+
+
+@dataclass(frozen=True, init=False)
+class ModelBinding:
+    """How the suite points a driver at a model endpoint it runs: enables the scenario
+    clauses (see ``docs/scenarios.md``).
+
+    ``driver`` takes a :class:`ModelEndpoint` and returns a driver wired to it; it is
+    called once per scenario (and per instance a scenario needs). ``protocol`` names
+    the model API the driver speaks. ``cannot`` maps a scenario clause ID to why the
+    agent cannot do it (no parallel tool calls, no retries ...): those clauses are
+    skipped with that reason, never passed. ``grace`` is how long past a deadline or a
+    cancellation a run may take to end.
+    """
+
+    driver: Callable[[ModelEndpoint], object]
+    protocol: str
+    cannot: Mapping[str, str]
+    grace: float
+
+    def __init__(
+        self,
+        *,
+        driver: Callable[[ModelEndpoint], object],
+        protocol: str,
+        cannot: Mapping[str, str] | None = None,
+        grace: float = DEFAULT_SCENARIO_GRACE,
+    ) -> None:
+        if not callable(driver) or isinstance(driver, type):
+            raise TypeError(
+                "ModelBinding.driver must be a callable taking a ModelEndpoint and "
+                f"returning a driver, got {type(driver).__qualname__}"
+            )
+        if not isinstance(protocol, str) or protocol not in MODEL_PROTOCOLS:
+            raise ValueError(
+                f"ModelBinding.protocol must be one of {', '.join(map(repr, MODEL_PROTOCOLS))}, "
+                f"got {protocol!r}"
+            )
+        reasons = dict(cannot or {})
+        for clause, reason in reasons.items():
+            if not isinstance(clause, str) or not isinstance(reason, str) or not reason.strip():
+                raise ValueError(
+                    "ModelBinding.cannot maps a clause ID (str) to a non-blank reason, got "
+                    f"{clause!r}: {reason!r}"
+                )
+        number = isinstance(grace, int | float) and not isinstance(grace, bool)
+        if not number or not math.isfinite(grace) or grace < 0:
+            raise ValueError(f"ModelBinding.grace must be seconds >= 0, got {grace!r}")
+        object.__setattr__(self, "driver", driver)
+        object.__setattr__(self, "protocol", protocol)
+        object.__setattr__(self, "cannot", MappingProxyType(reasons))
+        object.__setattr__(self, "grace", float(grace))
+
+
 class OptionsError(TypeError, ValueError):
     """An ``Options`` field was given a value it cannot take.
 
@@ -213,6 +299,9 @@ class Options:
     fresh_process: bool = True
     """Check the guard and the session-config fingerprint again in a fresh interpreter
     with another hash seed (SES-05, CAP-01); False skips that half."""
+    model_binding: ModelBinding | None = None
+    """Points the driver at a model endpoint the suite runs (the model-API emulator), which
+    enables the scenario clauses; None skips them. See :class:`ModelBinding`."""
 
     def __post_init__(self) -> None:
         # Every field goes through its entry in FIELD_CHECKS; the first bad one raises.
@@ -399,6 +488,12 @@ def _drift(name: str, value: Any) -> Drift | None:
     return value
 
 
+def _model_binding(name: str, value: Any) -> ModelBinding | None:
+    if value is not None and not isinstance(value, ModelBinding):
+        raise OptionsError(name, "an adaptertest.ModelBinding or None", value)
+    return value
+
+
 def _labels(name: str, value: Any) -> Mapping[str, str]:
     if not isinstance(value, Mapping):
         raise OptionsError(name, "a mapping of label name to str, such as {'cli': 'claude'}", value)
@@ -456,6 +551,7 @@ FIELD_CHECKS: dict[str, Check] = {
     "model_requests": _model_requests,
     "factory_ref": _factory_ref,
     "fresh_process": _flag,
+    "model_binding": _model_binding,
 }
 """Field name -> its check. Every ``Options`` field has exactly one entry."""
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import adaptertest
-from adaptertest import ClauseStatus, Drift, Options, OptionsError, check_driver
+from adaptertest import ClauseStatus, Drift, ModelBinding, Options, OptionsError, check_driver
 from adaptertest.clauses import CLAUSES
 from adaptertest.options import FIELD_CHECKS
 from driver import SessionState
@@ -106,10 +106,17 @@ WRONG: dict[str, list[tuple[Any, str]]] = {
         ("emu.requests", "a callable taking no arguments"),
         (Options, "a callable taking no arguments"),
     ],
+    "model_binding": [
+        (lambda endpoint: None, "an adaptertest.ModelBinding or None"),
+        ("anthropic", "an adaptertest.ModelBinding or None"),
+    ],
 }
 
 RECORDING = Path(__file__).resolve().parents[2] / "examples/claude_driver/recordings/success.jsonl"
 DRIFT = Drift(recordings=[RECORDING], driver=lambda command: ReferenceDriver())
+
+
+BINDING = ModelBinding(driver=lambda endpoint: ReferenceDriver(), protocol="anthropic")
 
 
 def _no_requests() -> list[Any]:
@@ -146,6 +153,7 @@ RIGHT: dict[str, tuple[Any, Any]] = {
     "factory_ref": ("pkg.mod:Factory.new", "pkg.mod:Factory.new"),
     "fresh_process": (False, False),
     "model_requests": (_no_requests, _no_requests),
+    "model_binding": (BINDING, BINDING),
 }
 
 
@@ -274,3 +282,31 @@ def test_trio_backend_needs_trio_installed(monkeypatch: pytest.MonkeyPatch) -> N
     with pytest.raises(OptionsError, match=r"Options\.backend .*agent-driver-kit\[trio\]"):
         Options(backend="trio")
     assert Options(backend="asyncio").backend == "asyncio"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"driver": "not callable", "protocol": "anthropic"}, "ModelBinding.driver"),
+        ({"driver": ReferenceDriver, "protocol": "anthropic"}, "ModelBinding.driver"),
+        ({"driver": lambda e: None, "protocol": "chat"}, "ModelBinding.protocol"),
+        ({"driver": lambda e: None, "protocol": "gemini", "cannot": {"X": " "}}, "cannot"),
+        ({"driver": lambda e: None, "protocol": "gemini", "grace": -1}, "grace"),
+        ({"driver": lambda e: None, "protocol": "gemini", "grace": True}, "grace"),
+    ],
+)
+def test_a_model_binding_refuses_bad_values_naming_the_field(
+    kwargs: dict[str, Any], message: str
+) -> None:
+    with pytest.raises((TypeError, ValueError), match=message):
+        ModelBinding(**kwargs)
+
+
+def test_a_model_binding_stores_its_reasons_read_only() -> None:
+    binding = ModelBinding(
+        driver=lambda e: None, protocol="gemini", cannot={"X-01": "no retries"}, grace=2
+    )
+    assert binding.cannot == {"X-01": "no retries"}
+    assert binding.grace == 2.0
+    with pytest.raises(TypeError):
+        binding.cannot["X-02"] = "y"  # type: ignore[index]
