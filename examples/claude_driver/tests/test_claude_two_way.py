@@ -7,11 +7,20 @@ asks the host (a scripted decision sink) as the run's policy says, and answers t
 What is checked is what happened: whether the file was written, what the model was sent
 back, the ``hitl.*`` pairs, the failure, and that no process is left.
 
+The suite's own HIL clauses run the same way (``TestClaudeTwoWay*``): the main driver
+is in the two-way mode against the tier's shared emulator, and a ``ModelBinding`` builds
+one per decision case, wired to the emulator the case runs. Claude Code treats a plain
+``echo`` as read-only and runs it without asking; the binding's config adds an ``ask``
+rule for ``Bash`` (``--settings``), as a host that wants every shell command shown to a
+person would, so the CLI asks for the probe's command.
+
 Skipped, naming ``adaptertest install-clis``, when node or the CLI is missing.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import time
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
@@ -19,10 +28,12 @@ from pathlib import Path
 
 import anyio
 import pytest
-from test_claude_realcli import claude_config
+from test_claude_realcli import MODEL, SHARED, SKIP, claude_config, environment, suite_options
 
-from adaptertest import RecordingSink, realcli
+import adaptertest
+from adaptertest import Level, Options, RecordingSink, realcli
 from adaptertest.emulator import Emulator, Scenario, ToolCall, Turn
+from adaptertest.options import Backend, ModelBinding, ModelEndpoint
 from claude_driver import ClaudeConfig, ClaudeDriver
 from driver import (
     DecisionCapableSink,
@@ -152,6 +163,64 @@ def workspace(config: ClaudeConfig) -> Path:
 
 
 ASK = HumanDecisionPolicy(permission=HumanDecisionMode.ASK)
+
+ASK_FOR_SHELL = ("--settings", json.dumps({"permissions": {"ask": ["Bash"]}}))
+"""A settings rule that makes Claude Code ask before every shell command, read-only or not."""
+
+
+# -- the suite's HIL clauses (and every other one) in the two-way mode ----------------------------
+
+
+def bound_driver(endpoint: ModelEndpoint) -> ClaudeDriver:
+    """A two-way driver wired to the suite's per-case emulator, home and workspace."""
+    program = realcli.require("claude")
+    env = {**environment(endpoint.base_url), "ANTHROPIC_API_KEY": endpoint.api_key}
+    return ClaudeDriver(
+        ClaudeConfig(
+            command=(str(program),),
+            model=MODEL,
+            home=str(endpoint.home),
+            cwd=str(endpoint.workspace),
+            env={**env, **endpoint.env},
+            extra_args=ASK_FOR_SHELL,
+            timeout=120.0,
+            two_way=True,
+        )
+    )
+
+
+def two_way_options(backend: Backend) -> Options:
+    """The real-CLI tier's options, with the two-way driver and the model binding."""
+    options = suite_options(backend)
+    if SHARED is None:
+        return options
+    binding = ModelBinding(driver=bound_driver, protocol="anthropic", grace=10.0)
+    return dataclasses.replace(options, model_binding=binding)
+
+
+def new_two_way_driver() -> ClaudeDriver:
+    if SHARED is None:
+        return ClaudeDriver(ClaudeConfig(two_way=True))
+    return ClaudeDriver(SHARED.config.model_copy(update={"two_way": True}))
+
+
+TestClaudeTwoWay = adaptertest.test_driver(new_two_way_driver, two_way_options("asyncio"))
+TestClaudeTwoWayOnTrio = adaptertest.test_driver(new_two_way_driver, two_way_options("trio"))
+
+
+@pytest.mark.parametrize(
+    "suite", [TestClaudeTwoWay, TestClaudeTwoWayOnTrio], ids=["asyncio", "trio"]
+)
+def test_the_two_way_mode_passes_every_hil_clause(suite: type) -> None:
+    if SKIP is not None:
+        pytest.skip(SKIP)
+    report = suite.adaptertest_suite().report()  # type: ignore[attr-defined]
+    hil = [r for r in report.results if r.clause.startswith("HIL-")]
+    assert hil, "the catalogue has no HIL clause"
+    failing = [r.describe() for r in hil if r.status.is_failure]
+    skipped = [r.describe() for r in hil if r.status.name == "SKIPPED"]
+    assert not failing, failing
+    assert not skipped, skipped
 
 
 # -- the mode itself -----------------------------------------------------------------------------
