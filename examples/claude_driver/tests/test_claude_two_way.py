@@ -211,10 +211,11 @@ TestClaudeTwoWayOnTrio = adaptertest.test_driver(new_two_way_driver, two_way_opt
 @pytest.mark.parametrize(
     "suite", [TestClaudeTwoWay, TestClaudeTwoWayOnTrio], ids=["asyncio", "trio"]
 )
-def test_the_two_way_mode_passes_every_hil_clause(suite: type) -> None:
+def test_the_two_way_mode_reaches_level_full_and_passes_every_hil_clause(suite: type) -> None:
     if SKIP is not None:
         pytest.skip(SKIP)
     report = suite.adaptertest_suite().report()  # type: ignore[attr-defined]
+    assert report.level is Level.FULL, report.summary()
     hil = [r for r in report.results if r.clause.startswith("HIL-")]
     assert hil, "the catalogue has no HIL clause"
     failing = [r.describe() for r in hil if r.status.is_failure]
