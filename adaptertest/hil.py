@@ -246,7 +246,8 @@ def verify_asked(case: DecisionCase, asked: Sequence[AskedDecision]) -> list[str
         kind = str(decision.request.kind)
         if kind != case.kind:
             problems.append(
-                f"case {case.name!r}: decision {index} has kind {kind!r}, expected {case.kind!r}"
+                f"case {case.name!r}: decision {index} has kind {kind!r}, expected "
+                f"{case.kind.value!r}"
             )
     return problems
 
@@ -372,7 +373,8 @@ def verify_decision_failure(
     problems: list[str] = []
     if str(human.kind) != case.kind:
         problems.append(
-            f"{where}: failure.human_decision.kind is {str(human.kind)!r}, expected {case.kind!r}"
+            f"{where}: failure.human_decision.kind is {str(human.kind)!r}, expected "
+            f"{case.kind.value!r}"
         )
     if str(human.decision) != decision.value:
         problems.append(
