@@ -246,7 +246,8 @@ def verify_asked(case: DecisionCase, asked: Sequence[AskedDecision]) -> list[str
         kind = str(decision.request.kind)
         if kind != case.kind:
             problems.append(
-                f"case {case.name!r}: decision {index} has kind {kind!r}, expected {case.kind!r}"
+                f"case {case.name!r}: decision {index} has kind {kind!r}, expected "
+                f"{case.kind.value!r}"
             )
     return problems
 
@@ -257,11 +258,16 @@ def _expected_result(decision: AskedDecision) -> str:
 
 
 def verify_pairs(
-    case: DecisionCase, asked: Sequence[AskedDecision], stream: Sequence[StreamPayload]
+    case: DecisionCase,
+    asked: Sequence[AskedDecision],
+    stream: Sequence[StreamPayload],
+    *,
+    cancelled: bool = False,
 ) -> list[str]:
     """HIL-02: one ``hitl.requested`` before each decision was asked and one
     ``hitl.resolved`` after it ended, with its request_id and kind; the resolved result
-    is the sink's answer (``timed_out`` when none came). A cancelled wait needs no
+    is the sink's answer (``timed_out`` when none came). When the run was ``cancelled``
+    (by the host, or at its deadline), a wait that ended unanswered needs no
     ``hitl.resolved``."""
     problems: list[str] = []
     requested: dict[str, list[int]] = {}
@@ -308,7 +314,7 @@ def verify_pairs(
                     f"{where} ({rid!r}): hitl.requested has kind {kind!r}, the request "
                     f"{str(decision.request.kind)!r}"
                 )
-        if case.cancel and decision.response is None:
+        if cancelled and decision.response is None:
             # A wait ended by the run's cancellation may end without hitl.resolved.
             if len(ends) > 1:
                 problems.append(f"{where} ({rid!r}): {len(ends)} hitl.resolved, expected 1")
@@ -367,7 +373,8 @@ def verify_decision_failure(
     problems: list[str] = []
     if str(human.kind) != case.kind:
         problems.append(
-            f"{where}: failure.human_decision.kind is {str(human.kind)!r}, expected {case.kind!r}"
+            f"{where}: failure.human_decision.kind is {str(human.kind)!r}, expected "
+            f"{case.kind.value!r}"
         )
     if str(human.decision) != decision.value:
         problems.append(
@@ -395,6 +402,7 @@ class CaseRun:
     model side could not be read."""
     grace: float
     pending_at_return: int = 0
+    overran: bool = False
     cancel_at: float | None = None
     ended_at: float | None = None
     left_running: list[int] = field(default_factory=list)
@@ -461,6 +469,8 @@ class _Drive:
     pending: int
     ended_at: float | None
     cancel_at: float | None
+    overran: bool
+    """run() was still going ``grace`` seconds after it was cancelled."""
 
 
 async def _execute(
@@ -474,8 +484,8 @@ async def _execute(
     """Run one case on the driver's loop. A cancel case cancels the run once the sink is
     asked (or at ``deadline`` if it never is) and lets a silent wait go ``grace`` seconds
     later if the run is still going; every other case runs under ``deadline``."""
-    asked = anyio.Event()
-    sink = _sink(case, token, lambda _: asked.set())
+    wake = anyio.Event()  # the sink was asked, or the run ended without asking
+    sink = _sink(case, token, lambda _: wake.set())
     leftovers = Leftovers()
     scope = anyio.CancelScope(deadline=anyio.current_time() + deadline)
     done = anyio.Event()
@@ -485,17 +495,19 @@ async def _execute(
     async def drive() -> None:
         box.append(await _drive(run, request, sink, scope))
         done.set()
+        wake.set()
 
     async with anyio.create_task_group() as group:
         group.start_soon(drive)
         if case.cancel:
             with anyio.move_on_after(deadline):
-                await asked.wait()
-            cancel_at = time.monotonic() if asked.is_set() else None
+                await wake.wait()
+            cancel_at = time.monotonic() if sink.asked and not done.is_set() else None
             scope.cancel()
         with anyio.move_on_after(grace if case.cancel else deadline + grace):
             await done.wait()
-        if not done.is_set():
+        overran = not done.is_set()
+        if overran:
             scope.cancel()
             sink.release()  # a driver that shields its wait gets an answer at last
             with anyio.move_on_after(grace):
@@ -508,10 +520,10 @@ async def _execute(
         abandoned = LiveRun(timed_out=True)
         abandoned.capture(sink)
         pending = sum(1 for decision in sink.asked if decision.pending)
-        return _Drive(abandoned, sink, pending, None, cancel_at)
+        return _Drive(abandoned, sink, pending, None, cancel_at, overran)
     result, pending, ended = box[0]
     result.capture(sink)
-    return _Drive(result, sink, pending, ended, cancel_at)
+    return _Drive(result, sink, pending, ended, cancel_at, overran)
 
 
 class _ModelSide:
@@ -722,6 +734,7 @@ def _case_on(
         seen=side.since(),
         grace=grace,
         pending_at_return=drive.pending,
+        overran=drive.overran,
         cancel_at=drive.cancel_at,
         ended_at=drive.ended_at,
         left_running=_left_running(env, grace),
@@ -801,7 +814,8 @@ def _judge_case(ctx: ProbeContext, caps: RunPolicyCapabilities, run: CaseRun, hi
         ctx.skip((target,), f"case {case.name!r}: no decision reached the sink (see HIL-01)")
         return
     if hitl:
-        for problem in verify_pairs(case, asked, run.result.stream):
+        stopped = case.cancel or run.result.timed_out
+        for problem in verify_pairs(case, asked, run.result.stream, cancelled=stopped):
             ctx.fail("HIL-02", problem)
         ctx.judge("HIL-02")
     if run.model_problem and target != "HIL-08":
@@ -904,10 +918,10 @@ def _judge_question(run: CaseRun) -> list[str]:
 def _judge_cancel(run: CaseRun) -> list[str]:
     problems: list[str] = []
     if run.cancel_at is None:
-        return ["the decision never reached the sink before the run's deadline"]
+        return ["the run ended by itself while its decision was still waiting at the sink"]
     ended = run.ended_at
     grace = run.grace
-    if ended is None or ended - run.cancel_at > grace:
+    if ended is None or run.overran:
         took = "never" if ended is None else f"{ended - run.cancel_at:.1f} s after it"
         problems.append(
             f"the run was cancelled while a decision waited and returned {took} (grace {grace:g} s)"

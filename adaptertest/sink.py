@@ -221,11 +221,13 @@ class DecisionSink(RecordingSink):
 
     async def request_decision(self, request: DecisionRequest) -> DecisionResponse:
         with self._lock:
+            late = self._sealed_at is not None
+            self._is_late("decision request")  # counted with the late emissions
             record = AskedDecision(
                 request=snapshot(request),
                 stream_before=len(self._stream),
                 asked_at=time.monotonic(),
-                late=self._is_late("decision request"),
+                late=late,
             )
             self._asked.append(record)
         response: DecisionResponse | None = None

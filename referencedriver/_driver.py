@@ -28,6 +28,7 @@ from driver import (
     FailureAction,
     FailureCode,
     HumanDecisionFailure,
+    HumanDecisionKind,
     HumanDecisionSupport,
     InvalidDriverConfigError,
     ModelInfo,
@@ -545,18 +546,11 @@ class ReferenceDriver:
             thread_id=session_id,
             tool_call_id=call,
         )
-        failure = None
-        if decision.result == DecisionResult.APPROVED:
-            result = run_shell(action.detail)
-        elif decision.result == DecisionResult.ANSWERED:
-            result = decision.text
-        else:
-            policy = request.policy.human_decision
-            if failure_action(policy, decision.result) == FailureAction.ABORT:
-                failure = self._decision_failure(action, decision)
-            result = f"not run: the decision was {decision.result.value}"
-        if failure is not None:
-            return failure
+        allowed = decision.result in (DecisionResult.APPROVED, DecisionResult.ANSWERED)
+        policy = request.policy.human_decision
+        if not allowed and failure_action(policy, decision.result) == FailureAction.ABORT:
+            return self._decision_failure(action, decision)
+        result = self._perform(action, decision)
         out.stream(
             StreamPayload(
                 kind=StreamKind.TOOL_CALL_RESULT, tool_call_id=call, result={"output": result}
@@ -572,7 +566,17 @@ class ReferenceDriver:
         return None
 
     @staticmethod
-    def _decision_failure(action: Action, decision: Decision) -> RunFailure:
+    def _perform(action: Action, decision: Decision) -> str:
+        """Run the tool when the decision allows it; what the model gets back either way."""
+        if action.kind == HumanDecisionKind.QUESTION:
+            if decision.result == DecisionResult.ANSWERED:
+                return decision.text
+            return f"no answer: the question was {decision.result.value}"
+        if decision.result == DecisionResult.APPROVED:
+            return run_shell(action.detail)
+        return f"not run: the decision was {decision.result.value}"
+
+    def _decision_failure(self, action: Action, decision: Decision) -> RunFailure:
         """The failure of a run that a rejected, aborted or unanswered decision ends."""
         timed_out = decision.result == DecisionResult.TIMED_OUT
         return RunFailure(
