@@ -14,6 +14,10 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +25,16 @@ import anyio
 import anyio.abc
 import pytest
 
+from adaptertest import RecordingSink, recording
 from adaptertest import clikit as testing
-from adaptertest import recording
 from adaptertest.sink import DecisionScript, DecisionSink
 from claude_driver import ClaudeConfig, ClaudeStreamParser, build_argv
 from claude_driver._control import ControlChannel
 from driver import (
+    DecisionRequest,
+    DecisionResponse,
+    DecisionResult,
+    EventSink,
     FailureAction,
     FailureCode,
     HumanDecisionKind,
@@ -91,34 +99,38 @@ class StdinStub(anyio.abc.ByteSendStream):
             await self._changed.wait()
 
 
+@asynccontextmanager
+async def conversation(
+    policy: HumanDecisionPolicy, sink: EventSink
+) -> AsyncIterator[tuple[ClaudeStreamParser, StdinStub]]:
+    """The two-way parser and its channel, running; the caller feeds the CLI's lines. The
+    channel must have returned (the turn ended) when the block is left, within a bound."""
+    out = RunOutput(sink, streaming=True, run_id="run-replay", thread_id="")
+    parser = ClaudeStreamParser(out)
+    channel = ControlChannel(out, sink, prompt="replayed", policy=policy, run_id="run-replay")
+    parser.control = channel
+    stdin = StdinStub()
+    with anyio.fail_after(20):  # a bound for a loaded machine; every answer is immediate
+        async with anyio.create_task_group() as group:
+            group.start_soon(channel, stdin)
+            yield parser, stdin
+
+
 async def replay_two_way(
     name: str, policy: HumanDecisionPolicy, sink: DecisionSink
 ) -> tuple[ClaudeStreamParser, StdinStub, ProcessOutcome]:
     """Feed the recording's stdout to the two-way parser and channel, line by line; after
-    each permission prompt, wait (bounded) until the channel answered it, as the CLI did."""
+    each permission prompt, wait until the channel answered it, as the CLI did."""
     kept = recording.read(RECORDINGS / name)
-    out = RunOutput(sink, streaming=True, run_id="run-replay", thread_id="")
-    parser = ClaudeStreamParser(out)
-    channel = ControlChannel(
-        out,
-        sink,
-        prompt="replayed",
-        policy=policy,
-        run_id="run-replay",
-    )
-    parser.control = channel
-    stdin = StdinStub()
-    with anyio.fail_after(20):  # a bound for a loaded machine; the answers are immediate
-        async with anyio.create_task_group() as group:
-            group.start_soon(channel, stdin)
-            for line in kept.stdout.splitlines():
-                parser.feed(line)
-                asked = json.loads(line) if line.startswith(b"{") else {}
-                if (
-                    asked.get("type") == "control_request"
-                    and asked["request"].get("subtype") == "can_use_tool"
-                ):
-                    await stdin.answered(asked["request_id"])
+    async with conversation(policy, sink) as (parser, stdin):
+        for line in kept.stdout.splitlines():
+            parser.feed(line)
+            asked = json.loads(line) if line.startswith(b"{") else {}
+            if (
+                asked.get("type") == "control_request"
+                and asked["request"].get("subtype") == "can_use_tool"
+            ):
+                await stdin.answered(asked["request_id"])
     code = kept.exit_code if kept.exit_code is not None else -1
     return parser, stdin, ProcessOutcome(code, "", False, kept.stdout, kept.stderr)
 
@@ -144,7 +156,7 @@ def answers(lines: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         if line.get("type") != "control_response":
             continue
         response = line["response"]
-        body = {k: v for k, v in response["response"].items() if k != "message"}
+        body = {k: v for k, v in response.get("response", {}).items() if k != "message"}
         out[response["request_id"]] = {"subtype": response["subtype"], **body}
     return out
 
@@ -203,3 +215,109 @@ async def test_the_driver_answers_a_recorded_prompt_as_the_recorded_host_did(nam
         assert failure.human_decision.request.request_id == rid
     else:
         assert failure is None, failure
+
+
+# -- what no recording shows: synthetic lines ----------------------------------------------------
+
+PROMPT_ID = "req-7f3a"
+CAN_USE_TOOL = {
+    "type": "control_request",
+    "request_id": PROMPT_ID,
+    "request": {
+        "subtype": "can_use_tool",
+        "tool_name": "Bash",
+        "input": {"command": "touch made.txt"},
+        "tool_use_id": "toolu_01Touch",
+        "description": "Create made.txt",
+    },
+}
+RESULT = {"type": "result", "subtype": "success", "is_error": False, "result": "ok"}
+CLEAN_EXIT = ProcessOutcome(0, "", False, b"", b"")
+
+
+def feed(parser: ClaudeStreamParser, line: dict[str, Any]) -> None:
+    parser.feed(json.dumps(line).encode())
+
+
+def resolved(sink: RecordingSink) -> list[str]:
+    return [
+        str(p.hitl_resolved.result)
+        for p in sink.stream
+        if p.kind == StreamKind.HITL_RESOLVED and p.hitl_resolved is not None
+    ]
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
+@pytest.mark.anyio
+async def test_a_request_the_cli_withdraws_is_never_answered() -> None:
+    asked = anyio.Event()
+    sink = DecisionSink(DecisionScript.SILENT, on_ask=lambda _: asked.set())
+    async with conversation(HumanDecisionPolicy(permission=ASK), sink) as (parser, stdin):
+        feed(parser, CAN_USE_TOOL)
+        await asked.wait()
+        feed(parser, {"type": "control_cancel_request", "request_id": PROMPT_ID})
+        while not resolved(sink):
+            await anyio.sleep(0.01)
+        feed(parser, RESULT)
+    assert PROMPT_ID not in answers(sent_lines(bytes(stdin.written)))
+    assert resolved(sink) == ["aborted"]
+    assert sink.asked[0].cancelled
+    assert parser.failure(CLEAN_EXIT, 60) is None
+
+
+@pytest.mark.anyio
+async def test_a_control_request_of_another_subtype_gets_an_error_answer() -> None:
+    sink = DecisionSink(DecisionScript.APPROVE)
+    other = {"type": "control_request", "request_id": "hook-1", "request": {"subtype": "hook"}}
+    async with conversation(HumanDecisionPolicy(), sink) as (parser, stdin):
+        feed(parser, other)
+        await stdin.answered("hook-1")
+        feed(parser, RESULT)
+    [reply] = [line for line in sent_lines(bytes(stdin.written)) if line["type"] != "user"][1:]
+    assert reply["response"]["subtype"] == "error"
+    assert "hook" in reply["response"]["error"]
+    assert sink.asked == []
+
+
+class RaisingSink(RecordingSink):
+    async def request_decision(self, request: DecisionRequest) -> DecisionResponse:
+        raise RuntimeError("the host's dialog crashed")
+
+
+@pytest.mark.anyio
+async def test_a_sink_that_raises_aborts_the_run_without_a_human_decision() -> None:
+    sink = RaisingSink()
+    async with conversation(HumanDecisionPolicy(permission=ASK), sink) as (parser, stdin):
+        feed(parser, CAN_USE_TOOL)
+        await stdin.answered(PROMPT_ID)
+        feed(parser, RESULT)
+    answer = answers(sent_lines(bytes(stdin.written)))[PROMPT_ID]
+    assert answer == {"subtype": "success", "behavior": "deny", "interrupt": True}
+    assert resolved(sink) == ["aborted"]
+    failure = parser.failure(CLEAN_EXIT, 60)
+    assert failure is not None
+    assert failure.code == FailureCode.AGENT_ERROR
+    assert failure.human_decision is None
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
+@pytest.mark.anyio
+async def test_the_policy_deadline_answers_for_a_host_that_never_does() -> None:
+    sink = DecisionSink(DecisionScript.SILENT)
+    policy = HumanDecisionPolicy(permission=ASK, timeout=timedelta(seconds=0.5))
+    async with conversation(policy, sink) as (parser, stdin):
+        started = time.monotonic()
+        feed(parser, CAN_USE_TOOL)
+        await stdin.answered(PROMPT_ID)
+        waited = time.monotonic() - started
+        feed(parser, RESULT)
+    assert waited >= 0.5
+    answer = answers(sent_lines(bytes(stdin.written)))[PROMPT_ID]
+    assert answer == {"subtype": "success", "behavior": "deny", "interrupt": True}
+    assert resolved(sink) == ["timed_out"]
+    failure = parser.failure(CLEAN_EXIT, 60)
+    assert failure is not None
+    assert failure.code == FailureCode.TIMEOUT
+    assert failure.human_decision is not None
+    assert failure.human_decision.decision == DecisionResult.TIMED_OUT
+    assert failure.human_decision.attempts == 1
