@@ -31,6 +31,7 @@ from driver.decision import (
     HumanDecisionSupport,
     QuestionMode,
     QuestionSupport,
+    decision_mode,
     effective_human_decision_policy,
 )
 from driver.descriptor import (
@@ -402,6 +403,7 @@ __all__ = [
     "WorkspaceStrategy",
     "WorkspaceStrategyType",
     "canonical_session_config_fingerprint",
+    "decision_mode",
     "effective_human_decision_policy",
     "error_matches",
     "implements",

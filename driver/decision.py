@@ -32,6 +32,7 @@ __all__ = [
     "HumanDecisionSupport",
     "QuestionMode",
     "QuestionSupport",
+    "decision_mode",
     "effective_human_decision_policy",
 ]
 
@@ -128,6 +129,18 @@ def effective_human_decision_policy(policy: HumanDecisionPolicy) -> HumanDecisio
     if policy.max_retries == 0:
         updates["max_retries"] = DEFAULT_HUMAN_DECISION_MAX_RETRIES
     return policy.model_copy(update=updates, deep=True)
+
+
+def decision_mode(
+    policy: HumanDecisionPolicy, kind: HumanDecisionKind
+) -> HumanDecisionMode | QuestionMode:
+    """The mode ``policy`` sets for decisions of ``kind``, as given (pass the
+    :func:`effective_human_decision_policy` for the mode that applies)."""
+    if kind == HumanDecisionKind.QUESTION:
+        return policy.question
+    if kind == HumanDecisionKind.PLAN_REVIEW:
+        return policy.plan_review
+    return policy.permission
 
 
 class HumanDecisionSupport(FrozenSPIModel):

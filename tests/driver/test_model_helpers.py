@@ -24,6 +24,7 @@ from driver import (
     RunFailure,
     WorkspaceStrategy,
     WorkspaceStrategyType,
+    decision_mode,
     effective_human_decision_policy,
     is_human_decision,
     is_rejected,
@@ -140,6 +141,18 @@ def test_effective_policy_fills_every_zero_field() -> None:
         on_reject=FailureAction.ABORT,
         max_retries=3,
     )
+
+
+def test_decision_mode_reads_the_field_of_the_kind() -> None:
+    policy = HumanDecisionPolicy(
+        permission=HumanDecisionMode.AUTO_APPROVE,
+        plan_review=HumanDecisionMode.AUTO_REJECT,
+        question=QuestionMode.ASK,
+    )
+    assert decision_mode(policy, HumanDecisionKind.PERMISSION) == HumanDecisionMode.AUTO_APPROVE
+    assert decision_mode(policy, HumanDecisionKind.PLAN_REVIEW) == HumanDecisionMode.AUTO_REJECT
+    assert decision_mode(policy, HumanDecisionKind.QUESTION) == QuestionMode.ASK
+    assert decision_mode(HumanDecisionPolicy(), HumanDecisionKind.QUESTION) == QuestionMode.UNSET
 
 
 def test_effective_policy_keeps_explicit_values() -> None:

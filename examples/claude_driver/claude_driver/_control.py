@@ -60,6 +60,7 @@ from driver import (
     StreamPayload,
     TranscriptItem,
     TranscriptKind,
+    decision_mode,
     effective_human_decision_policy,
 )
 from driver.clikit import RunOutput, dict_field, list_field, str_field
@@ -249,14 +250,6 @@ class ControlChannel:
 
     # -- one decision ---------------------------------------------------------------------
 
-    def _mode(self, kind: HumanDecisionKind) -> str:
-        policy = self._policy
-        if kind == HumanDecisionKind.QUESTION:
-            return str(policy.question)
-        if kind == HumanDecisionKind.PLAN_REVIEW:
-            return str(policy.plan_review)
-        return str(policy.permission)
-
     async def _decide(self, asked: _Asked, scope: anyio.CancelScope) -> None:
         try:
             with scope:
@@ -273,7 +266,7 @@ class ControlChannel:
             self._pending.pop(asked.request_id, None)
 
     async def _resolve(self, asked: _Asked) -> None:
-        mode = self._mode(asked.kind)
+        mode = decision_mode(self._policy, asked.kind)
         if mode == HumanDecisionMode.AUTO_APPROVE:
             await self._write(_allow(asked.request_id, asked.input))
             return
