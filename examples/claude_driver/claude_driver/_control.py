@@ -288,7 +288,7 @@ class ControlChannel:
             if response is None:
                 await self._abort(asked, f"the decision about {asked.tool_name} was aborted")
                 return
-            result = response.result or DecisionResult.REJECTED
+            result = response.result or DecisionResult.ABORTED
             if result in (DecisionResult.APPROVED, DecisionResult.ANSWERED):
                 await self._write(_allow(asked.request_id, _answered(asked, response)))
                 return
@@ -412,7 +412,7 @@ class ControlChannel:
                     kind=request.kind,
                     source=request.source,
                     retry_attempt=request.retry_attempt,
-                    result=response.result or DecisionResult.REJECTED,
+                    result=response.result or DecisionResult.ABORTED,
                     choice=response.choice,
                     answer=response.answer,
                     resolved_at=now,
