@@ -418,12 +418,14 @@ class CaseRun:
         return outcome_summary(self.result.response, self.result.error)
 
 
-def _request(options: Options, case: DecisionCase, token: str, cwd: str | None) -> Request:
+def _request(case: DecisionCase, token: str, config: object | None, cwd: str | None) -> Request:
+    """The case's request; ``config`` is None for a driver the model binding built, which
+    runs with its own (``Options.config`` would point it back at the live run's model)."""
     if case.kind == HumanDecisionKind.QUESTION:
         prompt = QUESTION_PROMPT.format(question=_question(token))
     else:
         prompt = PERMISSION_PROMPT.format(command=shell_command(token))
-    request = live_request(options.config, prompt, cwd)
+    request = live_request(config, prompt, cwd)
     request.run_id = f"adaptertest-hitl-{case.name}"
     request.policy = RunPolicy(human_decision=case.policy.model_copy(deep=True))
     return request
@@ -675,7 +677,9 @@ def _run_case(ctx: ProbeContext, case: DecisionCase) -> CaseRun | str:
     if binding is None:
         side = options.model_requests
         cwd = options.workspace
-        return _case_on(ctx, ctx.driver, case, token, deadline, grace, cwd, None, side)
+        return _case_on(
+            ctx, ctx.driver, case, token, deadline, grace, options.config, cwd, None, side
+        )
     scenario = decision_scenario(binding.protocol, case, token)
     with _endpoint(binding, scenario) as (emulator, endpoint):
         made = ctx.attempt(binding.driver, endpoint, awaitable=False)
@@ -689,6 +693,7 @@ def _run_case(ctx: ProbeContext, case: DecisionCase) -> CaseRun | str:
             token,
             deadline,
             grace,
+            None,
             str(endpoint.workspace),
             dict(endpoint.env),
             lambda: emulator.requests,
@@ -702,6 +707,7 @@ def _case_on(
     token: str,
     deadline: float,
     grace: float,
+    config: object | None,
     cwd: str | None,
     env: dict[str, str] | None,
     read: Callable[[], Sequence[object]] | None,
@@ -711,7 +717,7 @@ def _case_on(
         return f"{type(driver).__qualname__} has no callable run() method"
     side = _ModelSide(read)
     side.mark()
-    request = _request(ctx.options, case, token, cwd)
+    request = _request(case, token, config, cwd)
     outcome = ctx.runner.run_async(
         lambda: _execute(run, request, case, token, deadline, grace),
         timeout=deadline + 3 * grace + LOOP_SLACK,
