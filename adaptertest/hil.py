@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     from adaptertest.emulator import Emulator, Scenario
 
 __all__ = [
+    "ASKING_CLAUSES",
     "DECISION_GRACE",
     "DECISION_TIMEOUT",
     "HIL_CLAUSES",
@@ -743,9 +744,8 @@ def _case_on(
     return done
 
 
-def _skip_reason(options: Options) -> str | None:
-    if not options.live_enabled:
-        return options.live_skip_reason
+def _no_model_side(options: Options) -> str | None:
+    """Why the asking cases cannot be judged (None: the model side is visible)."""
     if options.model_binding is None and options.model_requests is None:
         return (
             "the model side is not visible: pass Options(model_binding=...) (the suite runs "
@@ -755,31 +755,41 @@ def _skip_reason(options: Options) -> str | None:
     return None
 
 
-_NEEDS_ASK = ("HIL-01", "HIL-02", "HIL-03", "HIL-04", "HIL-05", "HIL-06", "HIL-07", "HIL-08")
+ASKING_CLAUSES = HIL_CLAUSES[:-1]
+"""The HIL clauses only a driver that declares an ask mode is judged on (all but HIL-09)."""
 
 
 def probe_hitl(ctx: ProbeContext) -> None:
-    """Run every decision case the descriptor's declarations call for and judge HIL-01..09."""
+    """Run every decision case the descriptor's declarations call for and judge HIL-01..09.
+
+    A driver that declares no ask mode runs one case, which needs no model side (HIL-09
+    only checks that the sink is never asked); the asking cases need one.
+    """
     options = ctx.options
-    reason = _skip_reason(options)
-    if reason is not None:
-        ctx.skip(HIL_CLAUSES, reason)
+    if not options.live_enabled:
+        ctx.skip(HIL_CLAUSES, options.live_skip_reason)
         return
     caps = ctx.descriptor.run_policy_caps
     if not asks_declared(caps):
         ctx.skip(
-            _NEEDS_ASK,
+            ASKING_CLAUSES,
             "the descriptor declares no ask mode in run_policy_caps (permission, plan_review, "
             "question), so no decision may reach the host; HIL-09 judges that none does",
         )
+    else:
+        missing = _no_model_side(options)
+        if missing is not None:
+            ctx.skip(HIL_CLAUSES, missing)
+            return
     hitl_stream = _hitl_streamed(ctx)
-    runs: list[CaseRun] = []
     for case in decision_cases(caps):
         got = _run_case(ctx, case)
         if isinstance(got, str):
-            ctx.fail("HIL-01" if case.asks else "HIL-09", got)
+            if case.asks:
+                ctx.fail("HIL-01", f"the decision could not be asked: {got}")
+            else:
+                ctx.skip(("HIL-09",), f"{got}, so nothing can be judged (see LIV-01)")
             continue
-        runs.append(got)
         _judge_case(ctx, caps, got, hitl_stream)
     _skip_unjudged(ctx, caps, hitl_stream)
 
@@ -801,7 +811,7 @@ def _judge_case(ctx: ProbeContext, caps: RunPolicyCapabilities, run: CaseRun, hi
     if case.name == "undeclared":
         return
     if run.result.error is not None:
-        ctx.trace(run.result.error, clauses=_NEEDS_ASK)
+        ctx.trace(run.result.error, clauses=ASKING_CLAUSES)
     if not case.asks:
         _judge_auto(ctx, run)
         return

@@ -50,6 +50,7 @@ from mutants import NO_CLI_SKIP, no_cli_drift
 
 from adaptertest import CLAUSES, ClauseStatus, ConformanceReport, Options, check_driver
 from adaptertest.dft import DRIFT_CLAUSES
+from adaptertest.hil import ASKING_CLAUSES
 from driver import (
     Checkpoint,
     Descriptor,
@@ -742,6 +743,9 @@ def test_the_unbroken_baseline_passes_every_clause(backend: str) -> None:
     # It declares no appended system prompt, so nothing is delivered to check (SYS-02).
     no_append = skipped.pop("SYS-02")
     assert "does not declare system_prompt.append" in no_append
+    # It declares no ask mode: only HIL-09 (the sink is never asked) is judged.
+    for clause in ASKING_CLAUSES:
+        assert "declares no ask mode" in skipped.pop(clause)
     assert set(skipped) == set(DRIFT_CLAUSES), report.summary()
     assert all(NO_CLI_SKIP in reason for reason in skipped.values()), skipped
 
