@@ -146,9 +146,9 @@ class ClaudeDriver(CLIDriver[ClaudeConfig]):
         self, config: ClaudeConfig, request: Request, sink: EventSink, parser: StreamParser
     ) -> StdinWriter | None:
         """In the two-way mode, a :class:`ControlChannel` writes the prompt and answers the
-        CLI's permission prompts; otherwise stdin is ``/dev/null``."""
+        CLI's permission prompts; otherwise what every CLI driver's stdin gets."""
         if not config.two_way or not isinstance(parser, ClaudeStreamParser):
-            return None
+            return super().stdin_writer(config, request, sink, parser)
         session = request.session.state if request.session is not None else None
         channel = ControlChannel(
             parser.out,
