@@ -304,6 +304,33 @@ async def test_a_rejected_shell_command_does_not_run_and_the_run_fails_with_the_
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("result", [DecisionResult.APPROVED, DecisionResult.REJECTED])
+async def test_a_file_write_is_asked_for_and_happens_only_when_approved(
+    claude: Path, tmp_path: Path, result: DecisionResult
+) -> None:
+    sink = DecisionSink(replying(result))
+    config = two_way(claude, "", tmp_path)
+    target = workspace(config) / "notes.md"
+    write = ToolCall(
+        name="Write",
+        id="toolu_01WriteNotes",
+        arguments={"file_path": str(target), "content": "hi\n"},
+    )
+    policy = ASK.model_copy(update={"on_reject": FailureAction.CONTINUE})
+    with Emulator(asking(write)) as emu:
+        config = two_way(claude, emu.base_url, tmp_path)
+        response = await run(config, sink, policy)
+    assert response.failure is None, response.failure
+    [asked] = sink.asked
+    assert (asked.kind, asked.source, asked.tool_call_id) == (
+        HumanDecisionKind.PERMISSION,
+        "Write",
+        write.id,
+    )
+    assert target.exists() is (result == DecisionResult.APPROVED)
+
+
+@pytest.mark.anyio
 async def test_a_rejection_under_continue_denies_the_tool_and_the_run_goes_on(
     claude: Path, tmp_path: Path
 ) -> None:
