@@ -29,7 +29,6 @@ Every case needs ``live_run=True``; see ``docs/human-decisions.md``.
 
 from __future__ import annotations
 
-import inspect
 import shutil
 import tempfile
 import time
@@ -43,11 +42,17 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from adaptertest._calls import Leftovers, describe_hang, is_driver_fault, is_unrequested_cancel
+from adaptertest._calls import Leftovers, describe_hang
 from adaptertest._probe import ProbeContext
-from adaptertest.liv import LOOP_SLACK, LiveRun, error_type, live_request, outcome_summary
+from adaptertest.liv import (
+    LOOP_SLACK,
+    LiveRun,
+    error_type,
+    live_request,
+    outcome_summary,
+    run_in_scope,
+)
 from adaptertest.options import ModelBinding, ModelEndpoint, Options
-from adaptertest.rcv import snapshot
 from adaptertest.sink import AskedDecision, DecisionScript, DecisionSink
 from driver.clikit._proctable import RUN_MARKER_VARIABLE, end_marked, marked_pids, new_marker
 from driver.decision import (
@@ -440,24 +445,9 @@ async def _drive(
 ) -> tuple[LiveRun, int, float]:
     """Call ``run`` inside ``scope``; the sink is sealed as it returns. Returns the run,
     how many decision calls were still waiting then, and when it returned."""
-    result = LiveRun()
-    start = time.perf_counter()
-    with scope:
-        try:
-            value = run(request, sink)
-            if inspect.isawaitable(value):
-                value = await value
-            result.returned = value
-            result.value = snapshot(value)
-        except BaseException as exc:
-            if not is_driver_fault(exc) and not is_unrequested_cancel(exc, scope):
-                raise
-            result.error = exc
-    sink.seal()
+    result = await run_in_scope(run, request, sink, scope)
     ended = time.monotonic()
     pending = sum(1 for decision in sink.asked if decision.pending)
-    result.timed_out = scope.cancel_called
-    result.elapsed = time.perf_counter() - start
     return result, pending, ended
 
 
@@ -871,14 +861,15 @@ def _judge_reject(run: CaseRun) -> list[str]:
         problems.append(
             "the decision was rejected, yet the command ran (its output reached the model)"
         )
-    if run.case.policy.on_reject == FailureAction.CONTINUE:
-        if run.failed:
-            problems.append(f"on_reject is continue, yet the run failed ({run.failed})")
-    else:
-        problems += verify_decision_failure(
-            run.case, run.result.response, FailureCode.REJECT, DecisionResult.REJECTED
-        )
-    return problems
+    return problems + _then(run, "on_reject", FailureCode.REJECT, DecisionResult.REJECTED)
+
+
+def _then(run: CaseRun, field: str, code: FailureCode, decision: DecisionResult) -> list[str]:
+    """What the policy's ``field`` (``on_reject``, ``on_timeout``) says must follow: the
+    run goes on under continue, else it fails with ``code`` and its ``human_decision``."""
+    if getattr(run.case.policy, field) == FailureAction.CONTINUE:
+        return [f"{field} is continue, yet the run failed ({run.failed})"] if run.failed else []
+    return verify_decision_failure(run.case, run.result.response, code, decision)
 
 
 def _judge_timeout(run: CaseRun) -> list[str]:
@@ -906,14 +897,7 @@ def _judge_timeout(run: CaseRun) -> list[str]:
         problems.append("the sink's request_decision call was still waiting when run() returned")
     if _ran(run):
         problems.append("nobody answered, yet the command ran (its output reached the model)")
-    if run.case.policy.on_timeout == FailureAction.CONTINUE:
-        if run.failed:
-            problems.append(f"on_timeout is continue, yet the run failed ({run.failed})")
-    else:
-        problems += verify_decision_failure(
-            run.case, run.result.response, FailureCode.TIMEOUT, DecisionResult.TIMED_OUT
-        )
-    return problems
+    return problems + _then(run, "on_timeout", FailureCode.TIMEOUT, DecisionResult.TIMED_OUT)
 
 
 def _judge_question(run: CaseRun) -> list[str]:
