@@ -337,6 +337,11 @@ def verify_pairs(
             )
         body = stream[end].hitl_resolved
         if body is not None:
+            if str(body.kind) != str(decision.request.kind):
+                problems.append(
+                    f"{where} ({rid!r}): hitl.resolved has kind {str(body.kind)!r}, the "
+                    f"request {str(decision.request.kind)!r}"
+                )
             want = _expected_result(decision)
             if str(body.result) != want:
                 problems.append(
@@ -897,6 +902,11 @@ def _judge_timeout(run: CaseRun) -> list[str]:
         problems.append("the sink's request_decision call was still waiting when run() returned")
     if _ran(run):
         problems.append("nobody answered, yet the command ran (its output reached the model)")
+    if run.left_running:
+        problems.append(
+            f"{len(run.left_running)} process(es) the run started were still running "
+            f"{run.grace:g} s after it returned"
+        )
     return problems + _then(run, "on_timeout", FailureCode.TIMEOUT, DecisionResult.TIMED_OUT)
 
 
