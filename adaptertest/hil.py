@@ -86,6 +86,7 @@ __all__ = [
     "verify_asked",
     "verify_declared_kinds",
     "verify_pairs",
+    "written_file",
 ]
 
 HIL_CLAUSES = tuple(f"HIL-0{n}" for n in range(1, 10))
@@ -110,8 +111,15 @@ asks the host ``question`` and hands the answer back to the model."""
 
 
 def shell_command(token: str) -> str:
-    """A harmless shell command that prints :func:`ran_token` (which its text lacks)."""
-    return f"echo hitl-ran''-{token}"
+    """A harmless shell command that prints :func:`ran_token` (which its text lacks) and
+    writes it to :func:`written_file` in the working directory: an edit, which a CLI asks
+    about by default where it lets a read-only command run."""
+    return f"echo hitl-ran''-{token} | tee {written_file(token)}"
+
+
+def written_file(token: str) -> str:
+    """The file :func:`shell_command` writes (relative to the run's working directory)."""
+    return f"hitl-{token}.txt"
 
 
 def ran_token(token: str) -> str:
@@ -418,6 +426,9 @@ class CaseRun:
     ended_at: float | None = None
     left_running: list[int] = field(default_factory=list)
     model_problem: str = ""
+    wrote: bool | None = None
+    """Whether the command's file is in the case's workspace (None: no workspace of the
+    suite's own to look in, without a model binding)."""
 
     def reached_model(self, text: str) -> bool | None:
         """Whether ``text`` reached the model (None: the model side is not visible)."""
@@ -635,12 +646,12 @@ def _endpoint(
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _left_running(env: dict[str, str] | None, grace: float) -> list[int]:
-    """The marked processes still alive ``grace`` seconds after the run (waiting for
-    them to go, bounded)."""
-    if not env:
+def _left_running(endpoint: ModelEndpoint | None, grace: float) -> list[int]:
+    """The processes carrying the endpoint's marker still alive ``grace`` seconds after
+    the run (waiting for them to go, bounded)."""
+    if endpoint is None:
         return []
-    marker = env[RUN_MARKER_VARIABLE]
+    marker = endpoint.env[RUN_MARKER_VARIABLE]
     give_up = time.monotonic() + grace
     while True:
         found = marked_pids(RUN_MARKER_VARIABLE, marker) or []
@@ -670,29 +681,15 @@ def _run_case(ctx: ProbeContext, case: DecisionCase) -> CaseRun | str:
         deadline = min(deadline, DECISION_TIMEOUT + grace)
     binding = options.model_binding
     if binding is None:
-        side = options.model_requests
-        cwd = options.workspace
-        return _case_on(
-            ctx, ctx.driver, case, token, deadline, grace, options.config, cwd, None, side
-        )
+        return _case_on(ctx, ctx.driver, case, token, deadline, grace, None, options.model_requests)
     scenario = decision_scenario(binding.protocol, case, token)
     with _endpoint(binding, scenario) as (emulator, endpoint):
         made = ctx.attempt(binding.driver, endpoint, awaitable=False)
         if not made.ok or made.value is None:
             what = "hung" if made.timed_out else "failed"
             return f"ModelBinding.driver(endpoint) {what} for case {case.name!r}"
-        return _case_on(
-            ctx,
-            made.value,
-            case,
-            token,
-            deadline,
-            grace,
-            None,
-            str(endpoint.workspace),
-            dict(endpoint.env),
-            lambda: emulator.requests,
-        )
+        read = lambda: emulator.requests  # noqa: E731 - read after each case's run
+        return _case_on(ctx, made.value, case, token, deadline, grace, endpoint, read)
 
 
 def _case_on(
@@ -702,17 +699,21 @@ def _case_on(
     token: str,
     deadline: float,
     grace: float,
-    config: object | None,
-    cwd: str | None,
-    env: dict[str, str] | None,
+    endpoint: ModelEndpoint | None,
     read: Callable[[], Sequence[object]] | None,
 ) -> CaseRun | str:
+    """Run ``case`` on ``driver``: the factory's (no ``endpoint``: the options' config and
+    workspace) or one the binding built for ``endpoint`` (its own config, the endpoint's
+    workspace and environment)."""
     run = ctx.method("run", driver)
     if run is None:
         return f"{type(driver).__qualname__} has no callable run() method"
     side = _ModelSide(read)
     side.mark()
-    request = _request(case, token, config, cwd)
+    if endpoint is None:
+        request = _request(case, token, ctx.options.config, ctx.options.workspace)
+    else:
+        request = _request(case, token, None, str(endpoint.workspace))
     outcome = ctx.runner.run_async(
         lambda: _execute(run, request, case, token, deadline, grace),
         timeout=deadline + 3 * grace + LOOP_SLACK,
@@ -733,8 +734,9 @@ def _case_on(
         overran=drive.overran,
         cancel_at=drive.cancel_at,
         ended_at=drive.ended_at,
-        left_running=_left_running(env, grace),
+        left_running=_left_running(endpoint, grace),
         model_problem=side.problem,
+        wrote=None if endpoint is None else (endpoint.workspace / written_file(token)).exists(),
     )
     return done
 
@@ -844,13 +846,20 @@ def _target(case: DecisionCase) -> str:
     }[case.script]
 
 
-def _ran(run: CaseRun) -> bool:
-    return bool(run.reached_model(ran_token(run.token)))
+def _ran(run: CaseRun) -> str:
+    """How the command shows it ran ("" when it did not): its output reached the model,
+    or its file is in the workspace."""
+    signs = []
+    if run.reached_model(ran_token(run.token)):
+        signs.append("its output reached the model")
+    if run.wrote:
+        signs.append(f"it wrote {written_file(run.token)} in the workspace")
+    return " and ".join(signs)
 
 
 def _judge_approve(run: CaseRun) -> list[str]:
     problems: list[str] = []
-    if not _ran(run):
+    if not run.reached_model(ran_token(run.token)):
         problems.append(
             "the decision was approved, but the command's output reached the model in no "
             "tool result: the action did not happen"
@@ -862,10 +871,9 @@ def _judge_approve(run: CaseRun) -> list[str]:
 
 def _judge_reject(run: CaseRun) -> list[str]:
     problems: list[str] = []
-    if _ran(run):
-        problems.append(
-            "the decision was rejected, yet the command ran (its output reached the model)"
-        )
+    ran = _ran(run)
+    if ran:
+        problems.append(f"the decision was rejected, yet the command ran ({ran})")
     return problems + _then(run, "on_reject", FailureCode.REJECT, DecisionResult.REJECTED)
 
 
@@ -900,8 +908,9 @@ def _judge_timeout(run: CaseRun) -> list[str]:
         )
     if asked.pending or run.pending_at_return:
         problems.append("the sink's request_decision call was still waiting when run() returned")
-    if _ran(run):
-        problems.append("nobody answered, yet the command ran (its output reached the model)")
+    ran = _ran(run)
+    if ran:
+        problems.append(f"nobody answered, yet the command ran ({ran})")
     if run.left_running:
         problems.append(
             f"{len(run.left_running)} process(es) the run started were still running "
@@ -945,8 +954,9 @@ def _judge_cancel(run: CaseRun) -> list[str]:
             f"{len(run.left_running)} process(es) the run started were still running "
             f"{grace:g} s after it returned"
         )
-    if _ran(run):
-        problems.append("nobody answered, yet the command ran (its output reached the model)")
+    ran = _ran(run)
+    if ran:
+        problems.append(f"nobody answered, yet the command ran ({ran})")
     return problems
 
 
@@ -972,15 +982,16 @@ def _judge_auto(ctx: ProbeContext, run: CaseRun) -> None:
     if run.model_problem:
         problems.append(run.model_problem)
     elif case.policy.permission == HumanDecisionMode.AUTO_APPROVE:
-        if not _ran(run):
+        if not run.reached_model(ran_token(run.token)):
             problems.append(
                 "auto_approve, yet the command's output reached the model in no tool result"
             )
         if run.failed:
             problems.append(f"auto_approve, yet the run failed ({run.failed})")
     else:
-        if _ran(run):
-            problems.append("auto_reject, yet the command ran (its output reached the model)")
+        ran = _ran(run)
+        if ran:
+            problems.append(f"auto_reject, yet the command ran ({ran})")
         problems += verify_decision_failure(
             case, run.result.response, FailureCode.REJECT, DecisionResult.REJECTED
         )
