@@ -832,6 +832,9 @@ def _judge_case(ctx: ProbeContext, caps: RunPolicyCapabilities, run: CaseRun, hi
     for problem in judge(run):
         ctx.fail(target, f"case {case.name!r}: {problem}")
     ctx.judge(target)
+    if case.cancel:
+        # Whatever still reaches the sink before the report is final fails HIL-08 too.
+        ctx.watch("HIL-08", run.sink, label=f"case {case.name!r}: ")
 
 
 def _target(case: DecisionCase) -> str:
