@@ -717,10 +717,10 @@ CLAUSES: tuple[Clause, ...] = (
         "HIL-05",
         "unanswered: the policy's deadline, then what on_timeout says",
         "A decision nobody answers stops waiting at the policy's timeout (not before, and "
-        "within the grace after it; never the run's deadline), the sink's call ended; the "
-        "action does not happen; with on_timeout abort (the default) the run fails with "
-        "decision_timeout and a failure.human_decision saying timed_out; with continue it "
-        "succeeds.",
+        "within the grace after it; never the run's deadline), the sink's call ended and no "
+        "process the run started left running; the action does not happen; with on_timeout "
+        "abort (the default) the run fails with decision_timeout and a "
+        "failure.human_decision saying timed_out; with continue it succeeds.",
         L,
         "hitl",
         extension=True,

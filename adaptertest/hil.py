@@ -29,7 +29,6 @@ Every case needs ``live_run=True``; see ``docs/human-decisions.md``.
 
 from __future__ import annotations
 
-import inspect
 import shutil
 import tempfile
 import time
@@ -43,11 +42,17 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from adaptertest._calls import Leftovers, describe_hang, is_driver_fault, is_unrequested_cancel
+from adaptertest._calls import Leftovers, describe_hang
 from adaptertest._probe import ProbeContext
-from adaptertest.liv import LOOP_SLACK, LiveRun, error_type, live_request, outcome_summary
+from adaptertest.liv import (
+    LOOP_SLACK,
+    LiveRun,
+    error_type,
+    live_request,
+    outcome_summary,
+    run_in_scope,
+)
 from adaptertest.options import ModelBinding, ModelEndpoint, Options
-from adaptertest.rcv import snapshot
 from adaptertest.sink import AskedDecision, DecisionScript, DecisionSink
 from driver.clikit._proctable import RUN_MARKER_VARIABLE, end_marked, marked_pids, new_marker
 from driver.decision import (
@@ -81,6 +86,7 @@ __all__ = [
     "verify_asked",
     "verify_declared_kinds",
     "verify_pairs",
+    "written_file",
 ]
 
 HIL_CLAUSES = tuple(f"HIL-0{n}" for n in range(1, 10))
@@ -105,8 +111,15 @@ asks the host ``question`` and hands the answer back to the model."""
 
 
 def shell_command(token: str) -> str:
-    """A harmless shell command that prints :func:`ran_token` (which its text lacks)."""
-    return f"echo hitl-ran''-{token}"
+    """A harmless shell command that prints :func:`ran_token` (which its text lacks) and
+    writes it to :func:`written_file` in the working directory: an edit, which a CLI asks
+    about by default where it lets a read-only command run."""
+    return f"echo hitl-ran''-{token} | tee {written_file(token)}"
+
+
+def written_file(token: str) -> str:
+    """The file :func:`shell_command` writes (relative to the run's working directory)."""
+    return f"hitl-{token}.txt"
 
 
 def ran_token(token: str) -> str:
@@ -332,6 +345,11 @@ def verify_pairs(
             )
         body = stream[end].hitl_resolved
         if body is not None:
+            if str(body.kind) != str(decision.request.kind):
+                problems.append(
+                    f"{where} ({rid!r}): hitl.resolved has kind {str(body.kind)!r}, the "
+                    f"request {str(decision.request.kind)!r}"
+                )
             want = _expected_result(decision)
             if str(body.result) != want:
                 problems.append(
@@ -408,6 +426,9 @@ class CaseRun:
     ended_at: float | None = None
     left_running: list[int] = field(default_factory=list)
     model_problem: str = ""
+    wrote: bool | None = None
+    """Whether the command's file is in the case's workspace (None: no workspace of the
+    suite's own to look in, without a model binding)."""
 
     def reached_model(self, text: str) -> bool | None:
         """Whether ``text`` reached the model (None: the model side is not visible)."""
@@ -440,24 +461,9 @@ async def _drive(
 ) -> tuple[LiveRun, int, float]:
     """Call ``run`` inside ``scope``; the sink is sealed as it returns. Returns the run,
     how many decision calls were still waiting then, and when it returned."""
-    result = LiveRun()
-    start = time.perf_counter()
-    with scope:
-        try:
-            value = run(request, sink)
-            if inspect.isawaitable(value):
-                value = await value
-            result.returned = value
-            result.value = snapshot(value)
-        except BaseException as exc:
-            if not is_driver_fault(exc) and not is_unrequested_cancel(exc, scope):
-                raise
-            result.error = exc
-    sink.seal()
+    result = await run_in_scope(run, request, sink, scope)
     ended = time.monotonic()
     pending = sum(1 for decision in sink.asked if decision.pending)
-    result.timed_out = scope.cancel_called
-    result.elapsed = time.perf_counter() - start
     return result, pending, ended
 
 
@@ -640,12 +646,12 @@ def _endpoint(
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _left_running(env: dict[str, str] | None, grace: float) -> list[int]:
-    """The marked processes still alive ``grace`` seconds after the run (waiting for
-    them to go, bounded)."""
-    if not env:
+def _left_running(endpoint: ModelEndpoint | None, grace: float) -> list[int]:
+    """The processes carrying the endpoint's marker still alive ``grace`` seconds after
+    the run (waiting for them to go, bounded)."""
+    if endpoint is None:
         return []
-    marker = env[RUN_MARKER_VARIABLE]
+    marker = endpoint.env[RUN_MARKER_VARIABLE]
     give_up = time.monotonic() + grace
     while True:
         found = marked_pids(RUN_MARKER_VARIABLE, marker) or []
@@ -675,29 +681,15 @@ def _run_case(ctx: ProbeContext, case: DecisionCase) -> CaseRun | str:
         deadline = min(deadline, DECISION_TIMEOUT + grace)
     binding = options.model_binding
     if binding is None:
-        side = options.model_requests
-        cwd = options.workspace
-        return _case_on(
-            ctx, ctx.driver, case, token, deadline, grace, options.config, cwd, None, side
-        )
+        return _case_on(ctx, ctx.driver, case, token, deadline, grace, None, options.model_requests)
     scenario = decision_scenario(binding.protocol, case, token)
     with _endpoint(binding, scenario) as (emulator, endpoint):
         made = ctx.attempt(binding.driver, endpoint, awaitable=False)
         if not made.ok or made.value is None:
             what = "hung" if made.timed_out else "failed"
             return f"ModelBinding.driver(endpoint) {what} for case {case.name!r}"
-        return _case_on(
-            ctx,
-            made.value,
-            case,
-            token,
-            deadline,
-            grace,
-            None,
-            str(endpoint.workspace),
-            dict(endpoint.env),
-            lambda: emulator.requests,
-        )
+        read = lambda: emulator.requests  # noqa: E731 - read after each case's run
+        return _case_on(ctx, made.value, case, token, deadline, grace, endpoint, read)
 
 
 def _case_on(
@@ -707,17 +699,21 @@ def _case_on(
     token: str,
     deadline: float,
     grace: float,
-    config: object | None,
-    cwd: str | None,
-    env: dict[str, str] | None,
+    endpoint: ModelEndpoint | None,
     read: Callable[[], Sequence[object]] | None,
 ) -> CaseRun | str:
+    """Run ``case`` on ``driver``: the factory's (no ``endpoint``: the options' config and
+    workspace) or one the binding built for ``endpoint`` (its own config, the endpoint's
+    workspace and environment)."""
     run = ctx.method("run", driver)
     if run is None:
         return f"{type(driver).__qualname__} has no callable run() method"
     side = _ModelSide(read)
     side.mark()
-    request = _request(case, token, config, cwd)
+    if endpoint is None:
+        request = _request(case, token, ctx.options.config, ctx.options.workspace)
+    else:
+        request = _request(case, token, None, str(endpoint.workspace))
     outcome = ctx.runner.run_async(
         lambda: _execute(run, request, case, token, deadline, grace),
         timeout=deadline + 3 * grace + LOOP_SLACK,
@@ -738,8 +734,9 @@ def _case_on(
         overran=drive.overran,
         cancel_at=drive.cancel_at,
         ended_at=drive.ended_at,
-        left_running=_left_running(env, grace),
+        left_running=_left_running(endpoint, grace),
         model_problem=side.problem,
+        wrote=None if endpoint is None else (endpoint.workspace / written_file(token)).exists(),
     )
     return done
 
@@ -835,6 +832,9 @@ def _judge_case(ctx: ProbeContext, caps: RunPolicyCapabilities, run: CaseRun, hi
     for problem in judge(run):
         ctx.fail(target, f"case {case.name!r}: {problem}")
     ctx.judge(target)
+    if case.cancel:
+        # Whatever still reaches the sink before the report is final fails HIL-08 too.
+        ctx.watch("HIL-08", run.sink, label=f"case {case.name!r}: ")
 
 
 def _target(case: DecisionCase) -> str:
@@ -849,13 +849,20 @@ def _target(case: DecisionCase) -> str:
     }[case.script]
 
 
-def _ran(run: CaseRun) -> bool:
-    return bool(run.reached_model(ran_token(run.token)))
+def _ran(run: CaseRun) -> str:
+    """How the command shows it ran ("" when it did not): its output reached the model,
+    or its file is in the workspace."""
+    signs = []
+    if run.reached_model(ran_token(run.token)):
+        signs.append("its output reached the model")
+    if run.wrote:
+        signs.append(f"it wrote {written_file(run.token)} in the workspace")
+    return " and ".join(signs)
 
 
 def _judge_approve(run: CaseRun) -> list[str]:
     problems: list[str] = []
-    if not _ran(run):
+    if not run.reached_model(ran_token(run.token)):
         problems.append(
             "the decision was approved, but the command's output reached the model in no "
             "tool result: the action did not happen"
@@ -867,18 +874,18 @@ def _judge_approve(run: CaseRun) -> list[str]:
 
 def _judge_reject(run: CaseRun) -> list[str]:
     problems: list[str] = []
-    if _ran(run):
-        problems.append(
-            "the decision was rejected, yet the command ran (its output reached the model)"
-        )
-    if run.case.policy.on_reject == FailureAction.CONTINUE:
-        if run.failed:
-            problems.append(f"on_reject is continue, yet the run failed ({run.failed})")
-    else:
-        problems += verify_decision_failure(
-            run.case, run.result.response, FailureCode.REJECT, DecisionResult.REJECTED
-        )
-    return problems
+    ran = _ran(run)
+    if ran:
+        problems.append(f"the decision was rejected, yet the command ran ({ran})")
+    return problems + _then(run, "on_reject", FailureCode.REJECT, DecisionResult.REJECTED)
+
+
+def _then(run: CaseRun, field: str, code: FailureCode, decision: DecisionResult) -> list[str]:
+    """What the policy's ``field`` (``on_reject``, ``on_timeout``) says must follow: the
+    run goes on under continue, else it fails with ``code`` and its ``human_decision``."""
+    if getattr(run.case.policy, field) == FailureAction.CONTINUE:
+        return [f"{field} is continue, yet the run failed ({run.failed})"] if run.failed else []
+    return verify_decision_failure(run.case, run.result.response, code, decision)
 
 
 def _judge_timeout(run: CaseRun) -> list[str]:
@@ -904,16 +911,15 @@ def _judge_timeout(run: CaseRun) -> list[str]:
         )
     if asked.pending or run.pending_at_return:
         problems.append("the sink's request_decision call was still waiting when run() returned")
-    if _ran(run):
-        problems.append("nobody answered, yet the command ran (its output reached the model)")
-    if run.case.policy.on_timeout == FailureAction.CONTINUE:
-        if run.failed:
-            problems.append(f"on_timeout is continue, yet the run failed ({run.failed})")
-    else:
-        problems += verify_decision_failure(
-            run.case, run.result.response, FailureCode.TIMEOUT, DecisionResult.TIMED_OUT
+    ran = _ran(run)
+    if ran:
+        problems.append(f"nobody answered, yet the command ran ({ran})")
+    if run.left_running:
+        problems.append(
+            f"{len(run.left_running)} process(es) the run started were still running "
+            f"{run.grace:g} s after it returned"
         )
-    return problems
+    return problems + _then(run, "on_timeout", FailureCode.TIMEOUT, DecisionResult.TIMED_OUT)
 
 
 def _judge_question(run: CaseRun) -> list[str]:
@@ -951,8 +957,9 @@ def _judge_cancel(run: CaseRun) -> list[str]:
             f"{len(run.left_running)} process(es) the run started were still running "
             f"{grace:g} s after it returned"
         )
-    if _ran(run):
-        problems.append("nobody answered, yet the command ran (its output reached the model)")
+    ran = _ran(run)
+    if ran:
+        problems.append(f"nobody answered, yet the command ran ({ran})")
     return problems
 
 
@@ -978,15 +985,16 @@ def _judge_auto(ctx: ProbeContext, run: CaseRun) -> None:
     if run.model_problem:
         problems.append(run.model_problem)
     elif case.policy.permission == HumanDecisionMode.AUTO_APPROVE:
-        if not _ran(run):
+        if not run.reached_model(ran_token(run.token)):
             problems.append(
                 "auto_approve, yet the command's output reached the model in no tool result"
             )
         if run.failed:
             problems.append(f"auto_approve, yet the run failed ({run.failed})")
     else:
-        if _ran(run):
-            problems.append("auto_reject, yet the command ran (its output reached the model)")
+        ran = _ran(run)
+        if ran:
+            problems.append(f"auto_reject, yet the command ran ({ran})")
         problems += verify_decision_failure(
             case, run.result.response, FailureCode.REJECT, DecisionResult.REJECTED
         )

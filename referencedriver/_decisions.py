@@ -74,15 +74,27 @@ def wanted_action(prompt: str) -> Action | None:
 
 
 def run_shell(command: str) -> str:
-    """The in-memory shell: ``echo`` prints its words; anything else is not found."""
+    """The in-memory shell: ``echo`` prints its words, piped through any ``tee`` (which
+    writes nothing: the shell has no disk); anything else is not found."""
     # provider: the CLI runs the command itself once it is allowed to.
     try:
-        words = shlex.split(command)
+        lexer = shlex.shlex(command, posix=True, punctuation_chars="|")
+        lexer.whitespace_split = True
+        words = list(lexer)
     except ValueError:
         return "shell: cannot parse the command"
-    if words[:1] == ["echo"]:
-        return " ".join(words[1:])
-    return f"shell: {words[0] if words else ''}: command not found"
+    stages: list[list[str]] = [[]]
+    for word in words:
+        if word == "|":
+            stages.append([])
+        else:
+            stages[-1].append(word)
+    first, rest = stages[0], stages[1:]
+    unknown = [stage[0] if stage else "" for stage in rest if stage[:1] != ["tee"]]
+    if first[:1] != ["echo"] or unknown:
+        name = unknown[0] if first[:1] == ["echo"] else (first[0] if first else "")
+        return f"shell: {name}: command not found"
+    return " ".join(first[1:])
 
 
 @dataclass(frozen=True)

@@ -191,8 +191,30 @@ def test_pairs_that_frame_the_call_pass() -> None:
             [StreamPayload(kind=StreamKind.HITL_REQUESTED), _requested("r")],
             "payload 0 (hitl.requested) carries no envelope",
         ),
+        (
+            [
+                _requested("r"),
+                StreamPayload(
+                    kind=StreamKind.HITL_RESOLVED,
+                    hitl_resolved=HITLResolvedPayload(
+                        request_id="r",
+                        kind=HumanDecisionKind.QUESTION,
+                        result=DecisionResult.APPROVED,
+                    ),
+                ),
+            ],
+            "hitl.resolved has kind 'question', the request 'permission'",
+        ),
     ],
-    ids=["no-resolved", "no-requested", "twice", "wrong-result", "stray-id", "no-envelope"],
+    ids=[
+        "no-resolved",
+        "no-requested",
+        "twice",
+        "wrong-result",
+        "stray-id",
+        "no-envelope",
+        "resolved-kind",
+    ],
 )
 def test_unbalanced_pairs_are_named(stream: list[StreamPayload], expected: str) -> None:
     asked = [_asked("r", before=len(stream), after=len(stream), result=DecisionResult.APPROVED)]
