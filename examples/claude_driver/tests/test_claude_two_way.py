@@ -9,10 +9,8 @@ back, the ``hitl.*`` pairs, the failure, and that no process is left.
 
 The suite's own HIL clauses run the same way (``TestClaudeTwoWay*``): the main driver
 is in the two-way mode against the tier's shared emulator, and a ``ModelBinding`` builds
-one per decision case, wired to the emulator the case runs. Claude Code treats a plain
-``echo`` as read-only and runs it without asking; the binding's config adds an ``ask``
-rule for ``Bash`` (``--settings``), as a host that wants every shell command shown to a
-person would, so the CLI asks for the probe's command.
+one per decision case, wired to the emulator the case runs. The probe's command writes a
+file in the workspace, which Claude Code asks about in its default permission mode.
 
 Skipped, naming ``adaptertest install-clis``, when node or the CLI is missing.
 """
@@ -20,7 +18,6 @@ Skipped, naming ``adaptertest install-clis``, when node or the CLI is missing.
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
@@ -86,8 +83,11 @@ GRACE = 15.0
 """How long after the decision deadline a run may still take on a loaded machine."""
 
 
-class DecisionSink(RecordingSink):
-    """Records the run and answers each decision with ``answer``; keeps what it was asked."""
+class AnsweringSink(RecordingSink):
+    """Records the run and answers each decision with ``answer``; keeps what it was asked.
+
+    Unlike the suite's :class:`adaptertest.DecisionSink` (one script for every call), the
+    answer is a function of the request, so a test can reject, then approve a retry."""
 
     def __init__(self, answer: Answer) -> None:
         super().__init__()
@@ -164,9 +164,6 @@ def workspace(config: ClaudeConfig) -> Path:
 
 ASK = HumanDecisionPolicy(permission=HumanDecisionMode.ASK)
 
-ASK_FOR_SHELL = ("--settings", json.dumps({"permissions": {"ask": ["Bash"]}}))
-"""A settings rule that makes Claude Code ask before every shell command, read-only or not."""
-
 
 # -- the suite's HIL clauses (and every other one) in the two-way mode ----------------------------
 
@@ -182,7 +179,6 @@ def bound_driver(endpoint: ModelEndpoint) -> ClaudeDriver:
             home=str(endpoint.home),
             cwd=str(endpoint.workspace),
             env={**env, **endpoint.env},
-            extra_args=ASK_FOR_SHELL,
             timeout=120.0,
             two_way=True,
         )
@@ -247,7 +243,7 @@ def test_the_two_way_mode_declares_hitl_and_the_one_shot_mode_does_not() -> None
 async def test_an_approved_shell_command_runs_and_its_result_reaches_the_model(
     claude: Path, tmp_path: Path
 ) -> None:
-    sink = DecisionSink(replying(DecisionResult.APPROVED))
+    sink = AnsweringSink(replying(DecisionResult.APPROVED))
     with Emulator(asking(SHELL)) as emu:
         config = two_way(claude, emu.base_url, tmp_path)
         response = await run(config, sink, ASK, "Write made.txt, please.")
@@ -281,7 +277,7 @@ async def test_an_approved_shell_command_runs_and_its_result_reaches_the_model(
 async def test_a_rejected_shell_command_does_not_run_and_the_run_fails_with_the_decision(
     claude: Path, tmp_path: Path
 ) -> None:
-    sink = DecisionSink(replying(DecisionResult.REJECTED))
+    sink = AnsweringSink(replying(DecisionResult.REJECTED))
     with Emulator(asking(SHELL)) as emu:
         config = two_way(claude, emu.base_url, tmp_path)
         response = await run(config, sink, ASK)
@@ -308,7 +304,7 @@ async def test_a_rejected_shell_command_does_not_run_and_the_run_fails_with_the_
 async def test_a_file_write_is_asked_for_and_happens_only_when_approved(
     claude: Path, tmp_path: Path, result: DecisionResult
 ) -> None:
-    sink = DecisionSink(replying(result))
+    sink = AnsweringSink(replying(result))
     config = two_way(claude, "", tmp_path)
     target = workspace(config) / "notes.md"
     write = ToolCall(
@@ -334,7 +330,7 @@ async def test_a_file_write_is_asked_for_and_happens_only_when_approved(
 async def test_a_rejection_under_continue_denies_the_tool_and_the_run_goes_on(
     claude: Path, tmp_path: Path
 ) -> None:
-    sink = DecisionSink(replying(DecisionResult.REJECTED))
+    sink = AnsweringSink(replying(DecisionResult.REJECTED))
     policy = ASK.model_copy(update={"on_reject": FailureAction.CONTINUE})
     with Emulator(asking(SHELL, "I will not write it then.")) as emu:
         config = two_way(claude, emu.base_url, tmp_path)
@@ -356,7 +352,7 @@ async def test_a_rejection_under_retry_asks_again_and_a_later_approval_runs_the_
     async def answer(request: DecisionRequest) -> DecisionResponse:
         return DecisionResponse(request_id=request.request_id, result=next(answers))
 
-    sink = DecisionSink(answer)
+    sink = AnsweringSink(answer)
     policy = ASK.model_copy(update={"on_reject": FailureAction.RETRY, "max_retries": 2})
     with Emulator(asking(SHELL)) as emu:
         config = two_way(claude, emu.base_url, tmp_path)
@@ -379,7 +375,7 @@ async def test_a_rejection_under_retry_asks_again_and_a_later_approval_runs_the_
 async def test_no_answer_fails_at_the_policy_deadline_not_the_runs(
     claude: Path, tmp_path: Path
 ) -> None:
-    sink = DecisionSink(never)
+    sink = AnsweringSink(never)
     policy = ASK.model_copy(update={"timeout": timedelta(seconds=DECISION_DEADLINE)})
     with Emulator(asking(SHELL)) as emu:
         config = two_way(claude, emu.base_url, tmp_path)
@@ -408,7 +404,7 @@ async def test_a_decision_pending_at_cancellation_ends_cleanly(
     if not can_scan():
         pytest.skip("the process table cannot be searched by environment here (no /proc)")
     marker = new_marker()
-    sink = DecisionSink(never)
+    sink = AnsweringSink(never)
     with Emulator(asking(SHELL)) as emu:
         config = two_way(claude, emu.base_url, tmp_path, **{RUN_MARKER_VARIABLE: marker})
         with anyio.move_on_after(60):  # a bound on the test, not part of what it checks
@@ -441,7 +437,7 @@ async def test_a_decision_pending_at_cancellation_ends_cleanly(
 async def test_auto_policies_never_reach_the_sink_and_act_as_named(
     claude: Path, tmp_path: Path, mode: HumanDecisionMode, runs: bool
 ) -> None:
-    sink = DecisionSink(replying(DecisionResult.APPROVED if not runs else DecisionResult.REJECTED))
+    sink = AnsweringSink(replying(DecisionResult.APPROVED if not runs else DecisionResult.REJECTED))
     with Emulator(asking(SHELL)) as emu:
         config = two_way(claude, emu.base_url, tmp_path)
         response = await run(config, sink, HumanDecisionPolicy(permission=mode))
@@ -461,7 +457,7 @@ async def test_auto_policies_never_reach_the_sink_and_act_as_named(
 async def test_a_question_is_answered_with_the_hosts_text_which_reaches_the_model(
     claude: Path, tmp_path: Path
 ) -> None:
-    sink = DecisionSink(replying(DecisionResult.ANSWERED, text="Blue"))
+    sink = AnsweringSink(replying(DecisionResult.ANSWERED, text="Blue"))
     policy = HumanDecisionPolicy(question=QuestionMode.ASK)
     with Emulator(asking(QUESTION)) as emu:
         config = two_way(claude, emu.base_url, tmp_path)
@@ -479,7 +475,7 @@ async def test_a_question_is_answered_with_the_hosts_text_which_reaches_the_mode
 async def test_the_default_policy_rejects_a_question_without_asking(
     claude: Path, tmp_path: Path
 ) -> None:
-    sink = DecisionSink(replying(DecisionResult.ANSWERED, text="Blue"))
+    sink = AnsweringSink(replying(DecisionResult.ANSWERED, text="Blue"))
     with Emulator(asking(QUESTION)) as emu:
         config = two_way(claude, emu.base_url, tmp_path)
         response = await run(config, sink, HumanDecisionPolicy())
@@ -492,7 +488,7 @@ async def test_the_default_policy_rejects_a_question_without_asking(
 
 @pytest.mark.anyio
 async def test_leaving_plan_mode_is_a_plan_review(claude: Path, tmp_path: Path) -> None:
-    sink = DecisionSink(replying(DecisionResult.APPROVED))
+    sink = AnsweringSink(replying(DecisionResult.APPROVED))
     with Emulator(asking(PLAN)) as emu:
         config = two_way(claude, emu.base_url, tmp_path)
         config = config.model_copy(update={"extra_args": ("--permission-mode", "plan")})

@@ -25,9 +25,8 @@ import anyio
 import anyio.abc
 import pytest
 
-from adaptertest import RecordingSink, recording
+from adaptertest import DecisionScript, DecisionSink, RecordingSink, recording
 from adaptertest import clikit as testing
-from adaptertest.sink import DecisionScript, DecisionSink
 from claude_driver import ClaudeConfig, ClaudeStreamParser, build_argv
 from claude_driver._control import ControlChannel
 from driver import (
