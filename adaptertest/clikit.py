@@ -564,20 +564,31 @@ async def appended_argv(
 
 
 async def check_append_refused(
-    replay: Replay[Any], reason: str, tmp_path: Path, *, extra_args: Sequence[str] = ()
+    replay: Replay[Any],
+    reason: str,
+    tmp_path: Path,
+    *,
+    extra_args: Sequence[str] = (),
+    text: str = "Be brief.",
+    argument: str | None = None,
 ) -> None:
-    """A run with an appended system prompt the driver cannot take (``extra_args`` in its
-    config) is refused with ``SystemPromptUnsupportedError(reason)`` naming the driver,
-    before the CLI starts (it never writes its argv) and with nothing emitted."""
+    """A run with ``text`` as the appended system prompt (empty: none) that the driver
+    cannot take (``extra_args`` in its config) is refused with
+    ``SystemPromptUnsupportedError(reason)`` naming the driver (and ``argument``, when
+    given), before the CLI starts (it never writes its argv) and with nothing emitted;
+    the error's text never holds the append."""
     argv_file = tmp_path / "refused-argv.json"
     driver = replay.driver(replay.command("success.jsonl", record_argv=argv_file))
     config = driver.config.model_copy(update={"extra_args": tuple(extra_args)})
-    request = Request(prompt="hi", config=config, append_system_prompt="Be brief.")
+    request = Request(prompt="hi", config=config, append_system_prompt=text)
     sink = RecordingSink()
     with pytest.raises(SystemPromptUnsupportedError) as refused:
         await driver.run(request, sink)
     assert (refused.value.driver, refused.value.reason) == (driver.driver_type, reason)
-    assert "Be brief." not in str(refused.value)
+    if argument is not None:
+        assert refused.value.argument == argument
+    if text.strip():
+        assert text not in str(refused.value)
     assert not argv_file.exists(), "the CLI was started"
     assert sink.events == []
     assert sink.stream == []

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from driver.run import Response
 
 __all__ = [
+    "LEGACY_UNSUPPORTED_REASON",
     "DriverError",
     "HumanDecisionModeUnsupportedError",
     "InvalidDriverConfigError",
@@ -163,28 +164,60 @@ class StructuredOutputUnsupportedError(DriverError):
 
 
 class SystemPromptUnsupportedReason(StrEnum):
-    """Why a driver refused a request's ``append_system_prompt``."""
+    """Why a driver refused a request's ``append_system_prompt``: upstream's closed set.
 
-    UNSUPPORTED = "unsupported"
-    """The descriptor does not declare ``system_prompt.append`` (the CLI has no append)."""
+    :func:`driver.check_append_system_prompt` applies the first three in upstream's
+    order (invalid UTF-8, then NUL, then an undeclared append) and the inline limit.
+    ``SystemPromptUnsupportedReason("unsupported")``, the value this port used before
+    it followed upstream's names, still reads as :attr:`UNSUPPORTED_DRIVER`.
+    """
+
+    UNSUPPORTED_DRIVER = "unsupported_driver"
+    """The driver has no append mechanism (a whitespace-only append counts as one)."""
+    INVALID_UTF8 = "invalid_utf8"
+    """The text is not valid UTF-8 (in Python: it holds a lone surrogate)."""
+    NUL_BYTE = "nul_byte"
+    """The text contains NUL."""
+    INLINE_LIMIT = "inline_limit"
+    """The driver passes the text on the command line and it is over 32,768 UTF-8 bytes."""
+    COMMAND_LINE_LIMIT = "command_line_limit"
+    """The whole command line would exceed the platform's limit."""
+    UNSAFE_SHELL_ARGUMENT = "unsafe_shell_argument"
+    """The text would pass through a shell shim and holds shell metacharacters."""
     CONFLICTING_EXTRA_ARGS = "conflicting_extra_args"
-    """The config's extra arguments already set the CLI's own system-prompt flag."""
+    """The config's extra arguments already set the CLI's own system prompt."""
+
+    @classmethod
+    def _missing_(cls, value: object) -> SystemPromptUnsupportedReason | None:
+        # Reports stored before the rename spell the undeclared case "unsupported".
+        return cls.UNSUPPORTED_DRIVER if value == LEGACY_UNSUPPORTED_REASON else None
+
+
+LEGACY_UNSUPPORTED_REASON = "unsupported"
+"""The port's old spelling of ``unsupported_driver``, still read (never written)."""
 
 
 class SystemPromptUnsupportedError(DriverError):
-    """A non-empty ``Request.append_system_prompt`` the driver cannot honour.
+    """A ``Request.append_system_prompt`` the driver cannot honour.
 
     Raised by ``run`` before any provider process starts and before anything reaches
-    the sink. ``reason`` is a :class:`SystemPromptUnsupportedReason` value (an open
-    string, so a driver may name a reason of its own). The message never holds the
-    appended text.
+    the sink. ``reason`` is a :class:`SystemPromptUnsupportedReason` value. ``argument``
+    (a Python extension, empty by default) names the configured argument a
+    ``conflicting_extra_args`` refusal is about: the flag or config key only, never its
+    value. The message never holds the appended text.
     """
 
-    def __init__(self, driver: str = "", reason: str = "") -> None:
+    def __init__(self, driver: str = "", reason: str = "", *, argument: str = "") -> None:
         self.driver = driver
         self.reason = reason
+        self.argument = argument
         super().__init__(
-            _with_details(_SYSTEM_PROMPT_UNSUPPORTED, ("driver", driver), ("reason", str(reason)))
+            _with_details(
+                _SYSTEM_PROMPT_UNSUPPORTED,
+                ("driver", driver),
+                ("reason", str(reason)),
+                ("argument", argument),
+            )
         )
 
 

@@ -40,7 +40,7 @@ class MycliDriver(CLIDriver[MycliConfig]):
     as the suite holds the driver to what it declares.
 
     No appended system prompt either: a request with ``append_system_prompt`` set is
-    refused before launch with ``SystemPromptUnsupportedError(reason="unsupported")``
+    refused before launch with ``SystemPromptUnsupportedError(reason="unsupported_driver")``
     (SYS-01). If your CLI has a flag that adds to its own system prompt, declare
     ``system_prompt=SystemPromptCapability(append=True)``, return that flag from
     :meth:`system_prompt_args`, and list the CLI's own system-prompt options in

@@ -517,4 +517,6 @@ async def test_an_append_is_refused_before_launch(
 ) -> None:
     """Gemini CLI can only replace its system prompt (GEMINI_SYSTEM_MD), never append."""
     assert GeminiDriver().descriptor().system_prompt.append is False
-    await testing.check_append_refused(REPLAY, "unsupported", tmp_path, extra_args=extra_args)
+    await testing.check_append_refused(
+        REPLAY, "unsupported_driver", tmp_path, extra_args=extra_args
+    )
