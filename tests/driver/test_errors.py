@@ -100,9 +100,16 @@ def test_categories_do_not_overlap() -> None:
             "agentadaptor: system prompt append unsupported by driver",
         ),
         (
-            SystemPromptUnsupportedError(driver="acme", reason="unsupported"),
+            SystemPromptUnsupportedError(driver="acme", reason="unsupported_driver"),
             "agentadaptor: system prompt append unsupported by driver: "
-            "driver=acme reason=unsupported",
+            "driver=acme reason=unsupported_driver",
+        ),
+        (
+            SystemPromptUnsupportedError(
+                "acme", "conflicting_extra_args", argument="--system-prompt"
+            ),
+            "agentadaptor: system prompt append unsupported by driver: "
+            "driver=acme reason=conflicting_extra_args argument=--system-prompt",
         ),
         (
             SystemPromptUnsupportedError(
@@ -202,9 +209,9 @@ def test_run_error_carries_the_partial_response() -> None:
 
 
 def test_system_prompt_refusal_keeps_driver_and_reason() -> None:
-    error = SystemPromptUnsupportedError("acme", SystemPromptUnsupportedReason.UNSUPPORTED)
-    assert (error.driver, error.reason) == ("acme", "unsupported")
-    assert error.reason == SystemPromptUnsupportedReason.UNSUPPORTED
+    error = SystemPromptUnsupportedError("acme", SystemPromptUnsupportedReason.UNSUPPORTED_DRIVER)
+    assert (error.driver, error.reason, error.argument) == ("acme", "unsupported_driver", "")
+    assert error.reason == SystemPromptUnsupportedReason.UNSUPPORTED_DRIVER
     assert not isinstance(error, StructuredOutputUnsupportedError)
     assert not error_matches(RunError("unrelated"), SystemPromptUnsupportedError)
     wrapped = RunError("launch refused")
@@ -213,7 +220,19 @@ def test_system_prompt_refusal_keeps_driver_and_reason() -> None:
 
 
 def test_system_prompt_reasons_are_the_upstream_values() -> None:
+    """Upstream's closed set, in its table's order; the port's old "unsupported" is
+    still read as unsupported_driver (a report stored before the rename)."""
     assert [r.value for r in SystemPromptUnsupportedReason] == [
-        "unsupported",
+        "unsupported_driver",
+        "invalid_utf8",
+        "nul_byte",
+        "inline_limit",
+        "command_line_limit",
+        "unsafe_shell_argument",
         "conflicting_extra_args",
     ]
+    assert SystemPromptUnsupportedReason("unsupported") is (
+        SystemPromptUnsupportedReason.UNSUPPORTED_DRIVER
+    )
+    with pytest.raises(ValueError, match="unsupported_drivers"):
+        SystemPromptUnsupportedReason("unsupported_drivers")
