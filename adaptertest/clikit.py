@@ -765,7 +765,8 @@ _NEEDS_SUCCESS = frozenset({"LIV-02", "LIV-03", "RSP-04", "SES-09"})
 
 
 def _failed_run_report(factory: Callable[[], object], options: Options) -> ConformanceReport:
-    shown = dataclasses.replace(options, show_live_details=True)  # a replay holds no secret
+    # A replay holds no secret; the demand check (OBS-07, off by default) is judged too.
+    shown = dataclasses.replace(options, show_live_details=True, strict_observation_demand=True)
     return adaptertest.check_driver(factory, shown, only=LIVE_RUN_CLAUSES)
 
 

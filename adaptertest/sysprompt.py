@@ -37,7 +37,7 @@ provider, so the clauses need ``live_run=True``.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import NoReturn
@@ -239,7 +239,7 @@ def _echoed(result: LiveRun, canary: str) -> list[str]:
     echoed = [
         f"{index} ({item.kind})"
         for index, item in enumerate(response.transcript)
-        if item.kind not in _MODEL_ITEMS and canary in item.model_dump_json()
+        if item.kind not in _MODEL_ITEMS and _holds(item, canary)
     ]
     if not echoed:
         return []
@@ -250,13 +250,38 @@ def _echoed(result: LiveRun, canary: str) -> list[str]:
     ]
 
 
-def _dump(value: BaseModel, exclude: AbstractSet[str]) -> str:
-    """``value`` as JSON without the ``exclude`` fields (its repr when it does not
-    serialise: a driver may emit a model it built with ``model_construct``)."""
-    try:
-        return value.model_dump_json(exclude=set(exclude))
-    except Exception:  # noqa: BLE001 - any failure to serialise falls back to repr
-        return repr(value)
+def _holds(value: object, canary: str, skip: AbstractSet[str] = frozenset()) -> bool:
+    """Whether any text or bytes inside ``value`` (its fields but ``skip``, mapping keys
+    and values, sequence items, at any depth) holds ``canary``. An explicit stack, not
+    recursion: vendor data may nest deeper than Python recurses."""
+    needle = canary.encode()
+    seen: set[int] = set()
+    stack: list[object] = [value]
+    top = True
+    while stack:
+        current = stack.pop()
+        if isinstance(current, str):
+            if canary in current:
+                return True
+            continue
+        if isinstance(current, bytes | bytearray):
+            if needle in current:
+                return True
+            continue
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, BaseModel):
+            names = [n for n in type(current).model_fields if not (top and n in skip)]
+            stack.extend(getattr(current, name, None) for name in names)
+            stack.extend((current.__pydantic_extra__ or {}).values())
+        elif isinstance(current, Mapping):
+            stack.extend(current.keys())
+            stack.extend(current.values())
+        elif isinstance(current, list | tuple | set | frozenset):
+            stack.extend(current)
+        top = False
+    return False
 
 
 def verify_not_shown(result: LiveRun, canary: str) -> list[str]:
@@ -268,11 +293,10 @@ def verify_not_shown(result: LiveRun, canary: str) -> list[str]:
         item = event.item
         if item is not None and item.kind in _MODEL_ITEMS:
             continue
-        chunk = event.chunk if isinstance(event.chunk, bytes) else b""
-        if canary in _dump(event, {"chunk"}) or canary.encode() in chunk:
+        if _holds(event, canary):
             places.append(f"run event {index} ({event.type})")
     for index, payload in enumerate(result.stream):
-        if canary in _dump(payload, _MODEL_FIELDS):
+        if _holds(payload, canary, _MODEL_FIELDS):
             places.append(f"stream payload {index} ({payload.kind})")
     if not places:
         return []

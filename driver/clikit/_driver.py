@@ -295,12 +295,13 @@ class CLIDriver(ABC, Generic[ConfigT]):
         system prompt (``conflicting_extra_args``, checked on every run when
         :attr:`system_prompt_conflicts_always`).
         """
-        check_append_system_prompt(
-            self.driver_type,
-            text,
-            supported=self.descriptor().system_prompt.append,
-            inline_limit=APPEND_INLINE_LIMIT if self.system_prompt_inline else None,
-        )
+        if text:
+            check_append_system_prompt(
+                self.driver_type,
+                text,
+                supported=self.descriptor().system_prompt.append,
+                inline_limit=APPEND_INLINE_LIMIT if self.system_prompt_inline else None,
+            )
         if text or self.system_prompt_conflicts_always:
             conflict = self.conflicting_system_prompt_arg(config.extra_args)
             if conflict is not None:
