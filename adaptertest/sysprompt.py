@@ -37,7 +37,7 @@ provider, so the clauses need ``live_run=True``.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import NoReturn
@@ -55,7 +55,11 @@ from adaptertest.liv import (
     run_on_loop,
 )
 from adaptertest.options import ModelRequest, Options
-from driver.errors import SystemPromptUnsupportedError, SystemPromptUnsupportedReason
+from driver.errors import (
+    SystemPromptUnsupportedError,
+    SystemPromptUnsupportedReason,
+    find_error,
+)
 from driver.run import ObservationDemand, Request, Response, SessionContext
 from driver.session import SESSION_PARAM_APPEND_SYSTEM_PROMPT_FINGERPRINT
 from driver.systemprompt import APPEND_INLINE_LIMIT, append_system_prompt_fingerprint
@@ -129,34 +133,10 @@ def system_prompt_request(options: Options, text: str, *, streaming: bool = True
     return request
 
 
-def _chain(error: BaseException) -> Iterator[BaseException]:
-    """``error`` and what it wraps: causes, ``.cause`` and exception-group members."""
-    seen: set[int] = set()
-    pending = [error]
-    while pending:
-        current = pending.pop(0)
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        yield current
-        if current.__cause__ is not None:
-            pending.append(current.__cause__)
-        cause = getattr(current, "cause", None)
-        if isinstance(cause, BaseException):
-            pending.append(cause)
-        if isinstance(current, BaseExceptionGroup):
-            pending.extend(current.exceptions)
-
-
 def refusal_of(error: BaseException | None) -> SystemPromptUnsupportedError | None:
     """The ``SystemPromptUnsupportedError`` ``error`` is or wraps (a cause, or a member of
     an exception group raised from a task group), or None."""
-    if error is None:
-        return None
-    for current in _chain(error):
-        if isinstance(current, SystemPromptUnsupportedError):
-            return current
-    return None
+    return None if error is None else find_error(error, SystemPromptUnsupportedError)
 
 
 def _reason(refusal: SystemPromptUnsupportedError) -> str:

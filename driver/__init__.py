@@ -78,6 +78,7 @@ from driver.errors import (
     SystemPromptUnsupportedError,
     SystemPromptUnsupportedReason,
     error_matches,
+    find_error,
 )
 from driver.events import (
     Role,
@@ -418,6 +419,7 @@ __all__ = [
     "check_append_system_prompt",
     "effective_human_decision_policy",
     "error_matches",
+    "find_error",
     "implements",
     "is_human_decision",
     "is_rejected",

@@ -12,8 +12,10 @@ way ``errors.Is`` walks ``Unwrap``.
 from __future__ import annotations
 
 import json
+from collections import deque
+from collections.abc import Iterator
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from driver.run import Response
@@ -32,7 +34,10 @@ __all__ = [
     "SystemPromptUnsupportedError",
     "SystemPromptUnsupportedReason",
     "error_matches",
+    "find_error",
 ]
+
+E = TypeVar("E", bound=BaseException)
 
 # Sentinel texts of the upstream categories (the Go errors.New strings).
 _INVALID_DRIVER_CONFIG = "agentadaptor: invalid driver config"
@@ -280,25 +285,17 @@ class RunError(DriverError):
         self.response = response
 
 
-def error_matches(error: BaseException, target: type[BaseException] | BaseException) -> bool:
-    """Report whether ``error`` or anything it wraps matches ``target``, like ``errors.Is``.
-
-    ``target`` is an exception class (matched with ``isinstance``) or an
-    instance (matched by identity). The walk follows ``__cause__``, ``.cause``
-    and the members of exception groups; each object is visited once.
-    """
+def _chain(error: BaseException) -> Iterator[BaseException]:
+    """``error`` and everything it wraps, outermost first, each object once: its
+    ``__cause__``, its ``.cause`` and the members of exception groups."""
     seen: set[int] = set()
-    pending: list[BaseException] = [error]
+    pending: deque[BaseException] = deque([error])
     while pending:
-        current = pending.pop()
+        current = pending.popleft()
         if id(current) in seen:
             continue
         seen.add(id(current))
-        if isinstance(target, type):
-            if isinstance(current, target):
-                return True
-        elif current is target:
-            return True
+        yield current
         if current.__cause__ is not None:
             pending.append(current.__cause__)
         cause = getattr(current, "cause", None)
@@ -306,4 +303,25 @@ def error_matches(error: BaseException, target: type[BaseException] | BaseExcept
             pending.append(cause)
         if isinstance(current, BaseExceptionGroup):
             pending.extend(current.exceptions)
-    return False
+
+
+def error_matches(error: BaseException, target: type[BaseException] | BaseException) -> bool:
+    """Report whether ``error`` or anything it wraps matches ``target``, like ``errors.Is``.
+
+    ``target`` is an exception class (matched with ``isinstance``) or an
+    instance (matched by identity). The walk follows ``__cause__``, ``.cause``
+    and the members of exception groups; each object is visited once.
+    """
+    if isinstance(target, type):
+        return find_error(error, target) is not None
+    return any(current is target for current in _chain(error))
+
+
+def find_error(error: BaseException, target: type[E]) -> E | None:
+    """The first exception of type ``target`` in ``error``'s chain (``error`` itself,
+    then what it wraps, as :func:`error_matches` walks it), like ``errors.As``; None
+    when there is none. Read the fields from it, not from a group that carried it."""
+    for current in _chain(error):
+        if isinstance(current, target):
+            return current
+    return None

@@ -17,6 +17,7 @@ from driver.errors import (
     SystemPromptUnsupportedError,
     SystemPromptUnsupportedReason,
     error_matches,
+    find_error,
 )
 from driver.run import Response
 
@@ -219,20 +220,23 @@ def test_system_prompt_refusal_keeps_driver_and_reason() -> None:
     assert error_matches(wrapped, SystemPromptUnsupportedError)
 
 
-def test_system_prompt_reasons_are_the_upstream_values() -> None:
-    """Upstream's closed set, in its table's order; the port's old "unsupported" is
-    still read as unsupported_driver (a report stored before the rename)."""
-    assert [r.value for r in SystemPromptUnsupportedReason] == [
-        "unsupported_driver",
-        "invalid_utf8",
-        "nul_byte",
-        "inline_limit",
-        "command_line_limit",
-        "unsafe_shell_argument",
-        "conflicting_extra_args",
-    ]
+def test_the_old_unsupported_reason_is_still_read() -> None:
+    """The port spelled unsupported_driver "unsupported" before it took upstream's
+    names (the full set is in test_models); a stored value keeps its meaning."""
     assert SystemPromptUnsupportedReason("unsupported") is (
         SystemPromptUnsupportedReason.UNSUPPORTED_DRIVER
     )
     with pytest.raises(ValueError, match="unsupported_drivers"):
         SystemPromptUnsupportedReason("unsupported_drivers")
+
+
+def test_find_error_returns_the_matched_error_from_causes_and_groups() -> None:
+    refusal = SystemPromptUnsupportedError("acme", "nul_byte")
+    group = ExceptionGroup("tasks", [ValueError("x"), ExceptionGroup("inner", [refusal])])
+    wrapped = RunError("launch refused")
+    wrapped.__cause__ = group
+    assert find_error(wrapped, SystemPromptUnsupportedError) is refusal
+    assert find_error(wrapped, ValueError) is group.exceptions[0]
+    assert find_error(wrapped, RunError) is wrapped
+    assert find_error(RunError("unrelated"), SystemPromptUnsupportedError) is None
+    assert error_matches(wrapped, refusal)

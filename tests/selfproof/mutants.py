@@ -1041,11 +1041,24 @@ class ConflictRefusedAfterStart(ReferenceDriver):
         return await super().run(request, sink)
 
 
-PREPEND_MODEL = ReferenceModel()
-IGNORE_MODEL = ReferenceModel()
-FLATTEN_MODEL = ReferenceModel()
-NORMALISE_MODEL = ReferenceModel()
-BATCH_DROP_MODEL = ReferenceModel()
+def _model_side(driver: Callable[..., ReferenceDriver]) -> tuple[Callable[[], object], Options]:
+    """A mutant factory with a scripted model of its own, and live options that read it."""
+    model = ReferenceModel()
+    return (lambda: driver(model=model)), _live(model_requests=model.requests_so_far)
+
+
+def _edit_guard_data(response: Response, edit: Callable[[dict[str, str]], object]) -> Response:
+    """``response`` with ``edit`` applied to a copy of its checkpoint's state data (as it
+    is when there is no checkpoint state)."""
+    checkpoint = response.checkpoint
+    if checkpoint is None or checkpoint.state is None:
+        return response
+    data = dict(checkpoint.state.data)
+    edit(data)
+    state = checkpoint.state.model_copy(update={"data": data})
+    return response.model_copy(
+        update={"checkpoint": checkpoint.model_copy(update={"state": state})}
+    )
 
 
 class _ChangesAppend(ReferenceDriver):
@@ -1064,19 +1077,17 @@ class _ChangesAppend(ReferenceDriver):
             REFERENCE_DRIVER_TYPE, request.append_system_prompt, supported=True
         )
         response = await super().run(self.rewrite(request), sink)
-        # The session belongs to the append the host asked for.
-        return response.model_copy(update={"checkpoint": self._checkpoint_for(request, response)})
+        text = request.append_system_prompt
+        if not text:
+            return response
 
-    def _checkpoint_for(self, request: Request, response: Response) -> Checkpoint | None:
-        checkpoint = response.checkpoint
-        if checkpoint is None or checkpoint.state is None or not request.append_system_prompt:
-            return checkpoint
-        data = dict(checkpoint.state.data)
-        data[SESSION_PARAM_APPEND_SYSTEM_PROMPT_FINGERPRINT] = append_system_prompt_fingerprint(
-            request.append_system_prompt
-        )
-        state = checkpoint.state.model_copy(update={"data": data})
-        return checkpoint.model_copy(update={"state": state})
+        def fingerprint(data: dict[str, str]) -> None:
+            # The session belongs to the append the host asked for.
+            data[SESSION_PARAM_APPEND_SYSTEM_PROMPT_FINGERPRINT] = append_system_prompt_fingerprint(
+                text
+            )
+
+        return _edit_guard_data(response, fingerprint)
 
 
 class FlattensAppendNewlines(_ChangesAppend):
@@ -1122,14 +1133,8 @@ class ForgetsAppendFingerprint(ReferenceDriver):
 
     async def run(self, request: Request, sink: EventSink) -> Response:
         response = await super().run(request, sink)
-        checkpoint = response.checkpoint
-        if checkpoint is None or checkpoint.state is None:
-            return response
-        data = dict(checkpoint.state.data)
-        data.pop(SESSION_PARAM_APPEND_SYSTEM_PROMPT_FINGERPRINT, None)
-        state = checkpoint.state.model_copy(update={"data": data})
-        return response.model_copy(
-            update={"checkpoint": checkpoint.model_copy(update={"state": state})}
+        return _edit_guard_data(
+            response, lambda data: data.pop(SESSION_PARAM_APPEND_SYSTEM_PROMPT_FINGERPRINT, None)
         )
 
 
@@ -2508,36 +2513,31 @@ MUTANTS: tuple[Mutant, ...] = (
         "SYS-02",
         "declares the append and puts the text in front of the prompt (the user turn) "
         "instead of the system prompt",
-        lambda: PrependsAppend(model=PREPEND_MODEL),
-        _live(model_requests=PREPEND_MODEL.requests_so_far),
+        *_model_side(PrependsAppend),
     ),
     Mutant(
         "IgnoresAppend",
         "SYS-02",
         "declares the append and never passes the text on",
-        lambda: IgnoresAppend(model=IGNORE_MODEL),
-        _live(model_requests=IGNORE_MODEL.requests_so_far),
+        *_model_side(IgnoresAppend),
     ),
     Mutant(
         "FlattensAppendNewlines",
         "SYS-02",
         "declares the append and hands it to the model on one line",
-        lambda: FlattensAppendNewlines(model=FLATTEN_MODEL),
-        _live(model_requests=FLATTEN_MODEL.requests_so_far),
+        *_model_side(FlattensAppendNewlines),
     ),
     Mutant(
         "NormalisesAppend",
         "SYS-02",
         "declares the append and hands it to the model in Unicode normal form C",
-        lambda: NormalisesAppend(model=NORMALISE_MODEL),
-        _live(model_requests=NORMALISE_MODEL.requests_so_far),
+        *_model_side(NormalisesAppend),
     ),
     Mutant(
         "DropsAppendWhenBatch",
         "SYS-02",
         "declares the append and passes it on streaming runs only",
-        lambda: DropsAppendWhenBatch(model=BATCH_DROP_MODEL),
-        _live(model_requests=BATCH_DROP_MODEL.requests_so_far),
+        *_model_side(DropsAppendWhenBatch),
     ),
     Mutant(
         "ForgetsAppendFingerprint",
