@@ -44,7 +44,9 @@ class MycliDriver(CLIDriver[MycliConfig]):
     (SYS-01). If your CLI has a flag that adds to its own system prompt, declare
     ``system_prompt=SystemPromptCapability(append=True)``, return that flag from
     :meth:`system_prompt_args`, and list the CLI's own system-prompt options in
-    ``system_prompt_flags`` so extra args that set one are refused.
+    ``system_prompt_flags`` so extra args that set one are refused; set
+    ``system_prompt_inline = True`` when the text itself goes on the command line, so
+    an append over 32,768 UTF-8 bytes is refused as ``inline_limit``.
     """
 
     driver_type = MYCLI_DRIVER_TYPE
