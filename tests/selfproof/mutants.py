@@ -1534,6 +1534,15 @@ class FailureKeepsCheckpoint(_CleanFailure):
         return response.model_copy(update={"checkpoint": Checkpoint(valid=True, state=state)})
 
 
+class FailureDropsItsResponse(_CleanFailure):
+    """Fails, then raises RunError without the Response it has: what the run did is lost
+    (upstream: errors keep what was done)."""
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        await super().run(request, sink)
+        raise RunError("the provider connection dropped")
+
+
 class FailureWithoutTranscriptItem(_CleanFailure):
     def event(self, event: RunEvent) -> list[RunEvent]:
         if event.item is not None and event.item.kind == TranscriptKind.FAILURE:
@@ -2416,6 +2425,12 @@ MUTANTS: tuple[Mutant, ...] = (
         "a failed run still offers a valid checkpoint",
         FailureKeepsCheckpoint,
         also=("RSP-01", "a valid checkpoint on a failed outcome is RSP-01's rule too"),
+    ),
+    _unclean(
+        "FailureDropsItsResponse",
+        "a failed run raises RunError without the Response it has (its transcript, usage "
+        "and failure are lost)",
+        FailureDropsItsResponse,
     ),
     _unclean(
         "FailureWithoutTranscriptItem",
