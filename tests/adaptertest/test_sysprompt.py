@@ -197,10 +197,13 @@ def test_an_undeclared_append_refused_properly_passes_and_skips_the_rest(
         assert "does not declare system_prompt.append" in report.result(clause).messages[0]
 
 
-def test_a_refusal_in_an_exception_group_is_read_from_the_error_it_matched() -> None:
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_a_refusal_in_an_exception_group_is_read_from_the_error_it_matched(
+    backend: str,
+) -> None:
     """The reason and driver come from the SystemPromptUnsupportedError inside the group,
     not from the group (which has neither)."""
-    report = check(lambda: WrongReasonFromTaskGroup())
+    report = check(lambda: WrongReasonFromTaskGroup(), backend=backend)
     assert failed(report) == {"SYS-01"}
     messages = " ".join(report.result("SYS-01").messages)
     assert "refused with reason 'inline_limit', expected 'unsupported_driver'" in messages
