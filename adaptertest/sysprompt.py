@@ -543,17 +543,31 @@ def _accepted(runs: _Runs, main: LiveRun, canary: str) -> list[str] | None:
     return [f"the run fails with an append ({failed}) and succeeds without one"]
 
 
-def _batch_problems(runs: _Runs, batch: LiveRun, canary: str) -> list[str]:
-    """SYS-01 on the run without streaming: taken, successful, not shown."""
-    problems = _refused_declared(batch, "the append of a run without streaming")
-    problems = problems or _echoed(batch, canary)
-    failed = "" if problems else _failure(batch, runs.ctx.options.live_run_timeout)
+def _batch_problems(runs: _Runs, batch: _Delivered, canary: str) -> list[str]:
+    """SYS-01 on the run without streaming: taken, successful, not shown. When it fails
+    and the same batch run without an append fails too, the append is not to blame:
+    a note says so and SYS-02 does not judge the batch run (``batch.requests`` None)."""
+    ctx = runs.ctx
+    result = batch.result
+    problems = _refused_declared(result, "the append of a run without streaming")
+    problems = problems or _echoed(result, canary)
+    failed = "" if problems else _failure(result, ctx.options.live_run_timeout)
     if failed:
-        problems.append(
-            f"the run with an append and streaming=False fails ({failed}) while the "
-            "streaming one succeeds: the batch path must take the append too"
-        )
-    return problems + verify_not_shown(batch, canary)
+        plain = runs.run(system_prompt_request(ctx.options, "", streaming=False), "run()")
+        without = _failure(plain, ctx.options.live_run_timeout)
+        if without:
+            ctx.note(
+                f"the run with streaming=False fails with an append ({failed}) and without "
+                f"one ({without}), so the batch path's append is not judged",
+                clauses=("SYS-01", "SYS-02"),
+            )
+            batch.requests = None
+        else:
+            problems.append(
+                f"the run with an append and streaming=False fails ({failed}) and succeeds "
+                "without one: the batch path must take the append too"
+            )
+    return problems + verify_not_shown(result, canary)
 
 
 def _judge_delivery(
@@ -647,7 +661,7 @@ def probe_system_prompt(ctx: ProbeContext) -> None:
     batch: _Delivered | None = None
     if declared and not problems:
         batch = runs.deliver(system_prompt_request(options, text, streaming=False), "batch run")
-        problems += _batch_problems(runs, batch.result, canary)
+        problems += _batch_problems(runs, batch, canary)
         problems += _limit_problems(runs, canary)
     for problem in problems:
         ctx.fail("SYS-01", problem)

@@ -481,3 +481,40 @@ def test_the_fingerprint_check_names_the_key_and_the_digest() -> None:
     assert "no 'append_system_prompt_fingerprint'" in missing
     [wrong] = verify_append_fingerprint(good, text + ".")
     assert digest in wrong
+
+
+# -- the batch run ---------------------------------------------------------------------
+
+
+class BatchFails(ReferenceDriver):
+    """Every run without streaming fails (``only_with_append``: only one with an append)."""
+
+    only_with_append = False
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        if not request.streaming and (request.append_system_prompt or not self.only_with_append):
+            check_append_system_prompt("reference", request.append_system_prompt, supported=True)
+            return await ReferenceDriver(ReferenceConfig(fail_run=True)).run(request, sink)
+        return await super().run(request, sink)
+
+
+class BatchFailsWithAppend(BatchFails):
+    only_with_append = True
+
+
+def test_a_batch_path_that_fails_with_and_without_the_append_is_not_blamed() -> None:
+    model = ReferenceModel()
+    report = check(lambda: BatchFails(model=model), model_requests=model.requests_so_far)
+    assert failed(report) == set()
+    assert any(
+        "so the batch path's append is not judged" in n for n in report.result("SYS-01").notes
+    )
+    assert not any(n.startswith("batch run:") for n in report.result("SYS-02").notes)
+
+
+def test_a_batch_path_that_fails_only_with_the_append_fails_sys01() -> None:
+    report = check(lambda: BatchFailsWithAppend(ReferenceConfig()))
+    assert failed(report) == {"SYS-01"}
+    assert "streaming=False fails (exit_code=1, failure 'agent_error') and succeeds" in " ".join(
+        report.result("SYS-01").messages
+    )
