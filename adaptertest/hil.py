@@ -488,9 +488,11 @@ async def _execute(
     deadline: float,
     grace: float,
 ) -> _Drive:
-    """Run one case on the driver's loop. A cancel case cancels the run once the sink is
-    asked (or at ``deadline`` if it never is) and lets a silent wait go ``grace`` seconds
-    later if the run is still going; every other case runs under ``deadline``."""
+    """Run one case on the driver's loop under ``deadline``. A cancel case cancels the
+    run once the sink is asked; a case nobody answers stops the run the policy's timeout
+    plus ``grace`` after the sink was asked (never sooner than that, however long the
+    agent took to ask). A run still going ``grace`` seconds after it was stopped gets its
+    silent waits answered ``aborted``, so the suite never hangs on it."""
     wake = anyio.Event()  # the sink was asked, or the run ended without asking
     sink = _sink(case, token, lambda _: wake.set())
     leftovers = Leftovers()
@@ -498,6 +500,7 @@ async def _execute(
     done = anyio.Event()
     box: list[tuple[LiveRun, int, float]] = []
     cancel_at: float | None = None
+    unanswered = case.script is DecisionScript.SILENT
 
     async def drive() -> None:
         box.append(await _drive(run, request, sink, scope))
@@ -506,12 +509,18 @@ async def _execute(
 
     async with anyio.create_task_group() as group:
         group.start_soon(drive)
-        if case.cancel:
+        if unanswered:
             with anyio.move_on_after(deadline):
                 await wake.wait()
-            cancel_at = time.monotonic() if sink.asked and not done.is_set() else None
-            scope.cancel()
-        with anyio.move_on_after(grace if case.cancel else deadline + grace):
+            asked = bool(sink.asked) and not done.is_set()
+            if case.cancel:
+                cancel_at = time.monotonic() if asked else None
+                scope.cancel()
+            elif asked:
+                limit = anyio.current_time() + DECISION_TIMEOUT + grace
+                scope.deadline = min(scope.deadline, limit)
+        left = 0.0 if case.cancel else max(0.0, scope.deadline - anyio.current_time())
+        with anyio.move_on_after(left + grace):
             await done.wait()
         overran = not done.is_set()
         if overran:
@@ -676,9 +685,6 @@ def _run_case(ctx: ProbeContext, case: DecisionCase) -> CaseRun | str:
     token = uuid.uuid4().hex[:16]
     grace = _grace(options)
     deadline = options.live_run_timeout
-    if case.asks and case.script is DecisionScript.SILENT and not case.cancel:
-        # The run's own deadline: the policy's plus the grace, never the live one.
-        deadline = min(deadline, DECISION_TIMEOUT + grace)
     binding = options.model_binding
     if binding is None:
         return _case_on(ctx, ctx.driver, case, token, deadline, grace, None, options.model_requests)
