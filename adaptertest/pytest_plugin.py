@@ -19,6 +19,12 @@ items made by :func:`adaptertest.test_driver` run, which cannot exist without th
 Results are gathered from test reports, never from suite objects, so the summary and
 the report come out the same under pytest-xdist: each kit item's report carries an
 extra ``adaptertest`` attribute, which pytest serialises along with the report.
+
+Clause items (and the other items marked ``adaptertest``) run before the rest, so the
+first failure a driver author reads names a clause, not a snapshot. With syrupy's
+``--snapshot-update``, a failing clause holds the update back: from the first test that
+fails a clause on, no snapshot is written or deleted in that process and the run ends
+saying so (the clause failures are the news; a snapshot of a broken driver is not).
 """
 
 from __future__ import annotations
@@ -74,9 +80,93 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "adaptertest(clause, family, mode, probe): a driver conformance clause item",
     )
+    global _snapshots_held
+    _snapshots_held = False
+    config.pluginmanager.register(SnapshotGuard(config), "adaptertest-snapshot-guard")
     # Results are gathered where reports arrive: in-process, or on the xdist controller.
     if not hasattr(config, "workerinput"):
         config.pluginmanager.register(ResultCollector(config), "adaptertest-results")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Items marked ``adaptertest`` (the clause items, the failed-run checks) first, each
+    group in its collected order."""
+    marked = [item for item in items if item.get_closest_marker(MARKER) is not None]
+    if marked and len(marked) < len(items):
+        rest = [item for item in items if item.get_closest_marker(MARKER) is None]
+        items[:] = [*marked, *rest]
+
+
+_snapshots_held = False
+"""Set once a clause failed while ``--snapshot-update`` was asked (see :class:`SnapshotGuard`)."""
+
+
+def snapshots_held() -> bool:
+    """Whether this process holds snapshot writes and deletions back: a clause failed
+    during a ``--snapshot-update`` run."""
+    return _snapshots_held
+
+
+def failed_clause(report: pytest.TestReport) -> str | None:
+    """The clause a failed test report names first (``SES-04: ...``), if any."""
+    if not report.failed:
+        return None
+    text = _report_text(report).lstrip()
+    head = text.partition(":")[0]
+    if not head or len(head) > 8 or "-" not in head:
+        return None
+    from adaptertest.clauses import CLAUSES
+
+    return head if any(clause.id == head for clause in CLAUSES) else None
+
+
+class SnapshotGuard:
+    """Holds ``--snapshot-update`` back once a test fails a clause: the option is turned
+    off (later snapshot tests compare and report; no unused snapshot is deleted) and
+    :func:`snapshots_held` tells the kit's snapshot files not to write."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.failed: dict[str, str] = {}
+        self.held = False
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        clause = failed_clause(report)
+        if clause is None:
+            return
+        self.failed.setdefault(report.nodeid, clause)
+        option = self.config.option
+        if not hasattr(option, "update_snapshots"):
+            return  # no syrupy in this run
+        # A snapshot test that failed its clause never compared its snapshot: that is no
+        # sign the snapshot is unused, so nothing is counted (or deleted) as unused.
+        option.disable_unused_snapshots = True
+        if option.update_snapshots:
+            global _snapshots_held
+            _snapshots_held = self.held = True
+            option.update_snapshots = False
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if not self.failed or not hasattr(self.config.option, "update_snapshots"):
+            return
+        from adaptertest.report import plural
+
+        clauses = ", ".join(dict.fromkeys(self.failed.values()))
+        tests = plural(len(self.failed), "test")
+        if self.held:
+            terminalreporter.write_line(
+                f"adaptertest: --snapshot-update held back: {tests} failed a clause "
+                f"({clauses}); from the first on, no snapshot was written or deleted. Fix "
+                "the clauses, then run --snapshot-update again and review the diff.",
+                red=True,
+            )
+        else:
+            terminalreporter.write_line(
+                f"adaptertest: {tests} failed a clause ({clauses}): fix those first; "
+                "--snapshot-update is held back while a clause fails.",
+                red=True,
+            )
 
 
 def _clause_mark(item: pytest.Item) -> pytest.Mark | None:

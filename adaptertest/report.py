@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -106,8 +107,83 @@ class ClauseResult:
         if self.withheld:
             lines.append(f"  details: {details}")
         # Notes (the live diagnostic, a driver traceback) come after the readable lines.
-        lines.extend(f"  note: {n}" for n in self.notes)
+        lines.extend(f"  note: {n}" for n in compact_notes(self.notes))
         return screen("\n".join(lines))
+
+
+DIAGNOSTIC = "live diagnostic"
+"""How a live probe's diagnostic note starts: ``live diagnostic[ (label)]: {json}``."""
+
+
+def compact_notes(notes: tuple[str, ...]) -> list[str]:
+    """The notes as a failure text shows them: each live diagnostic cut to the fields that
+    explain a failed run (the whole one stays in the JSON report), and diagnostics that
+    read the same folded into one line naming their runs."""
+    shown: dict[str, list[str]] = {}
+    for note in notes:
+        head, _, body = note.partition(": ")
+        if not head.startswith(DIAGNOSTIC):
+            shown.setdefault(note, [])
+            continue
+        try:
+            fields = json.loads(body)
+        except ValueError:
+            shown.setdefault(note, [])
+            continue
+        label = head.removeprefix(DIAGNOSTIC).strip(" ()")
+        line = _diagnostic_line(fields) if isinstance(fields, dict) else body
+        shown.setdefault(line, []).append(label)
+    out: list[str] = []
+    for line, labels in shown.items():
+        if not labels:
+            out.append(line)
+            continue
+        named = ", ".join(label for label in labels if label)
+        where = f" ({named})" if named else ""
+        out.append(f"{DIAGNOSTIC}{where}: {line} (every field: the JSON report)")
+    return out
+
+
+def _size(value: object) -> str:
+    """A digest of provider text: its text when shown, else its size."""
+    if not isinstance(value, dict):
+        return "none"
+    if "text" in value:
+        return repr(value["text"]) if len(str(value["text"])) <= 60 else f"{value['bytes']} bytes"
+    return f"{value.get('bytes', '?')} bytes"
+
+
+def _diagnostic_line(d: dict[str, object]) -> str:
+    parts: list[str] = []
+    if d.get("error_type"):
+        where = f" at {d['error_at']}" if d.get("error_at") else ""
+        parts.append(f"run() raised {d['error_type']}{where}")
+    if d.get("response_present") is False:
+        parts.append("no response")
+        return ", ".join(parts)
+    parts.append(f"exit {d.get('exit')}")
+    signal = d.get("signal")
+    if isinstance(signal, dict) and signal.get("bytes"):
+        parts.append(f"signal {_size(signal)}")
+    if d.get("timed_out"):
+        parts.append("timed out")
+    if d.get("failure"):
+        parts.append(f"failure {_size(d.get('failure_code'))}")
+    parts.append(f"output {_size(d.get('output'))}")
+    parts.append(f"stdout {_size(d.get('stdout'))}, stderr {_size(d.get('stderr'))}")
+    if d.get("terminal_present"):
+        valid = "" if d.get("terminal_json_valid") else " (not valid JSON)"
+        parts.append(f"terminal line {_size(d.get('terminal_event'))}{valid}")
+    else:
+        parts.append("no terminal line")
+    if not d.get("checkpoint"):
+        parts.append("no checkpoint")
+    elif not d.get("checkpoint_valid"):
+        parts.append("an invalid checkpoint")
+    else:
+        resume = "" if d.get("resume_id_present") else " without a resume id"
+        parts.append(f"a valid checkpoint{resume}")
+    return ", ".join(parts)
 
 
 @dataclass(frozen=True, slots=True)
