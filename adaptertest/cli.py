@@ -241,9 +241,10 @@ def build_parser() -> argparse.ArgumentParser:
         commands.add_parser(
             "new",
             help="write a new driver project (package, tests, pyproject) from a template",
-            description="Write a standalone driver project that passes the suite at level "
-            "live as generated: its pyproject.toml, the package NAME, tests/test_conformance.py "
-            "and a README. Exit status: 0 written, 2 bad name or the folder is not empty.",
+            description="Write a standalone driver project that passes the suite as "
+            "generated (a cli project at level live, a memory project at full): its "
+            "pyproject.toml, the package NAME, tests/test_conformance.py and a README. Exit "
+            "status: 0 written, 2 bad name or the folder is not empty.",
         )
     )
     emulate.add_arguments(

@@ -164,6 +164,11 @@ def _load(args: Args) -> tuple[list[recording.Chunk], int]:
     """What to write, and the exit status (negative: die by that signal)."""
     with open(args.transcript, "rb") as file:
         data = file.read()
+    if not data.strip():
+        raise recording.RecordingError(
+            f"{args.transcript} is empty: neither a recording nor a JSONL transcript; "
+            "record the run again"
+        )
     if not recording.is_recording(data.split(b"\n", 1)[0], source=args.transcript):
         if args.realtime:
             raise UsageError(

@@ -19,7 +19,18 @@ from typing import Any
 
 import pytest
 
-from adaptertest._docs import CLAUSES_PAGE, TABLE_END, TABLE_START, clause_table_markdown, main
+from adaptertest._docs import (
+    CLAUSES_PAGE,
+    COMMANDS_END,
+    COMMANDS_PAGE,
+    COMMANDS_START,
+    TABLE_END,
+    TABLE_START,
+    clause_table_markdown,
+    command_parsers,
+    command_reference_markdown,
+    main,
+)
 from adaptertest.options import Options
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -190,10 +201,39 @@ def test_the_generator_rewrites_a_stale_table(tmp_path: Path) -> None:
     page = tmp_path / CLAUSES_PAGE
     page.parent.mkdir()
     page.write_text(f"# Clauses\n\n{TABLE_START}\n| old |\n{TABLE_END}\n", encoding="utf-8")
+    commands = tmp_path / COMMANDS_PAGE
+    commands.write_text(f"# CLI\n\n{COMMANDS_START}\nold\n{COMMANDS_END}\n", encoding="utf-8")
     assert main([str(tmp_path)]) == 0
     assert clause_table_markdown() in page.read_text(encoding="utf-8")
+    assert command_reference_markdown() in commands.read_text(encoding="utf-8")
     page.write_text("no markers\n", encoding="utf-8")
     assert main([str(tmp_path)]) == 2
+
+
+def test_the_command_page_is_the_generated_one() -> None:
+    page = (ROOT / COMMANDS_PAGE).read_text(encoding="utf-8")
+    assert page.count(COMMANDS_START) == 1
+    assert page.count(COMMANDS_END) == 1
+    reference = page.split(COMMANDS_START, 1)[1].split(COMMANDS_END, 1)[0]
+    assert reference.strip("\n") == command_reference_markdown(), (
+        "docs/cli.md is stale: run python -m adaptertest._docs"
+    )
+
+
+def test_the_command_page_covers_every_command_and_option() -> None:
+    from adaptertest.cli import build_parser
+
+    page = (ROOT / COMMANDS_PAGE).read_text(encoding="utf-8")
+    commands = command_parsers(build_parser())
+    assert {"check", "clauses", "record", "replay", "new", "install-clis", "matrix"} <= set(
+        commands
+    )
+    for name, command in commands.items():
+        assert f"### `adaptertest {name}`" in page, name
+        for action in command._actions:
+            for flag in action.option_strings:
+                if flag not in ("-h", "--help"):
+                    assert f"`{flag}" in page or f"| {flag}" in page, (name, flag)
 
 
 def test_token_deltas_are_documented() -> None:
