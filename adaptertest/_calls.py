@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import inspect
 import math
 import os
@@ -84,6 +85,34 @@ def describe_error(label: str, error: BaseException) -> str:
         # Every cancellation the suite requests is handled before a raise is described.
         detail += " (a cancellation the suite did not request: the driver raised it itself)"
     return f"{label} raised {type(error).__module__}.{type(error).__qualname__}{at}{detail}"
+
+
+_LAUNCH_ERRNOS = frozenset(
+    {errno.ENOENT, errno.EACCES, errno.ENOEXEC, errno.ENOTDIR, errno.EISDIR, errno.ELOOP}
+)
+"""What the operating system answers when a program cannot be executed."""
+
+
+def launch_failure(error: BaseException) -> str | None:
+    """``cannot start PROGRAM: REASON`` when ``error`` is, or was raised from, the OS
+    refusing to execute a program (not found, not executable); None otherwise.
+
+    The text is built from the OS error's number, reason and file name, never from a
+    message the driver or a provider wrote, so it is shown without
+    ``show_live_details``: nothing reached a provider."""
+    seen: set[int] = set()
+    current: BaseException | None = _unwrap(error)
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if (
+            isinstance(current, OSError)
+            and current.errno in _LAUNCH_ERRNOS
+            and isinstance(current.filename, str | bytes)
+        ):
+            program = os.fsdecode(current.filename)
+            return f"cannot start {program}: {current.strerror or os.strerror(current.errno)}"
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def _message_of(error: BaseException) -> str:

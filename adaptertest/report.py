@@ -168,7 +168,9 @@ def _diagnostic_line(d: dict[str, object]) -> str:
     if d.get("timed_out"):
         parts.append("timed out")
     if d.get("failure"):
-        parts.append(f"failure {_size(d.get('failure_code'))}")
+        code = d.get("failure_code")
+        shown = isinstance(code, dict) and "text" in code
+        parts.append(f"failure {_size(code)}" if shown else "a failure")
     parts.append(f"output {_size(d.get('output'))}")
     parts.append(f"stdout {_size(d.get('stdout'))}, stderr {_size(d.get('stderr'))}")
     if d.get("terminal_present"):
