@@ -28,7 +28,7 @@ from adaptertest._screen import screen
 from adaptertest.clauses import CLAUSES, clause_ids
 from adaptertest.options import Options, OptionsError
 from adaptertest.realcli import cli as install_clis
-from adaptertest.report import UNKNOWN_DRIVER, ClauseStatus, ConformanceReport
+from adaptertest.report import UNKNOWN_DRIVER, ClauseStatus, ConformanceReport, parse_labels
 from adaptertest.report_json import dumps, report_to_json
 from driver.errors import InvalidDriverConfigError
 
@@ -415,15 +415,10 @@ def base_options(ns: argparse.Namespace) -> tuple[Options, str | None]:
 
 
 def _labels(given: Sequence[str]) -> dict[str, str]:
-    labels: dict[str, str] = {}
-    for text in given:
-        name, sep, value = text.partition("=")
-        if not sep or not name.strip():
-            raise UsageError(
-                f"--label wants NAME=VALUE (such as cli_version=2.1.328), got {text!r}"
-            )
-        labels[name.strip()] = value
-    return labels
+    try:
+        return parse_labels(given)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def options_from_args(ns: argparse.Namespace) -> Options:

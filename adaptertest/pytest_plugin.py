@@ -47,6 +47,8 @@ if TYPE_CHECKING:
 MARKER = "adaptertest"
 REPORT_ATTRIBUTE = "adaptertest"
 """Name of the extra attribute on a kit item's ``TestReport`` (a JSON-able dict)."""
+LABEL_OPTION = "--adaptertest-label"
+LABEL_INI = "adaptertest_labels"
 PROPERTIES = ("clause", "family", "mode")
 """Marker keywords copied into ``user_properties``."""
 
@@ -67,6 +69,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "$GITHUB_STEP_SUMMARY",
     )
     group.addoption(
+        LABEL_OPTION,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a fact about this run for every driver's run block in the report (and so the "
+        "matrix), such as cli_version=2.1.328 or variant=nightly; repeatable; wins over the "
+        f"class's Options.labels, which win over the {LABEL_INI} ini option",
+    )
+    parser.addini(
+        LABEL_INI,
+        type="linelist",
+        default=[],
+        help="NAME=VALUE labels (one a line) for every driver's run block in the report",
+    )
+    group.addoption(
         SHOW_DETAILS_OPTION,
         action="store_true",
         default=False,
@@ -75,7 +92,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def run_labels(config: pytest.Config) -> tuple[dict[str, str], dict[str, str]]:
+    """The labels of the ini option and of the command line (``pytest.UsageError`` for a
+    text that is not ``NAME=VALUE``)."""
+    from adaptertest.report import parse_labels
+
+    try:
+        ini = parse_labels(config.getini(LABEL_INI), LABEL_INI)
+        given = parse_labels(config.getoption("adaptertest_label") or [], LABEL_OPTION)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    return ini, given
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    run_labels(config)  # a bad label stops the run before anything is collected
     config.addinivalue_line(
         "markers",
         "adaptertest(clause, family, mode, probe): a driver conformance clause item",
@@ -311,15 +342,22 @@ class DriverResults:
             )
         self.results[clause] = result
 
-    def report(self) -> ConformanceReport:
-        from adaptertest.report import ConformanceReport
+    def report(self, labels: tuple[dict[str, str], dict[str, str]] = ({}, {})) -> ConformanceReport:
+        """The gathered report; ``labels`` (the ini option's, the command line's) go
+        below and above the class's own in the run block."""
+        from adaptertest.report import ConformanceReport, RunInfo
         from adaptertest.report_json import run_from_json
 
+        run = run_from_json(self.run)
+        ini, given = labels
+        if ini or given:
+            run = run or RunInfo(started_at="", backend="")
+            run = dataclasses.replace(run, labels={**ini, **run.labels, **given})
         return ConformanceReport(
             driver_type=self.driver_type,
             results=tuple(self.results.values()),
             duration=self.duration,
-            run=run_from_json(self.run),
+            run=run,
         )
 
 
@@ -349,9 +387,10 @@ class ResultCollector:
             return
         from adaptertest.report_json import document, driver_to_json, dumps
 
+        labels = run_labels(self.config)
         doc = document(
             [
-                driver_to_json(d.report(), name=d.name, nodeid=d.nodeid)
+                driver_to_json(d.report(labels), name=d.name, nodeid=d.nodeid)
                 for d in self.drivers.values()
             ],
             producer="pytest",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -186,6 +186,20 @@ def _diagnostic_line(d: dict[str, object]) -> str:
         resume = "" if d.get("resume_id_present") else " without a resume id"
         parts.append(f"a valid checkpoint{resume}")
     return ", ".join(parts)
+
+
+def parse_labels(given: Sequence[str], option: str = "--label") -> dict[str, str]:
+    """``NAME=VALUE`` texts as labels (later ones win); ValueError names ``option`` and the
+    text that is not one."""
+    labels: dict[str, str] = {}
+    for text in given:
+        name, sep, value = text.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(
+                f"{option} wants NAME=VALUE (such as cli_version=2.1.328), got {text!r}"
+            )
+        labels[name.strip()] = value
+    return labels
 
 
 @dataclass(frozen=True, slots=True)
