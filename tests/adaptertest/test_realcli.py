@@ -312,9 +312,9 @@ def test_a_child_process_finds_what_its_parent_found(
     root = tmp_path / "clis"
     assert realcli.skip_reason("toy", root=root, lock=lock_file) is not None
 
-    def child(env: dict[str, str]) -> str:
+    def python(env: dict[str, str], *args: str) -> str:
         done = subprocess.run(
-            [sys.executable, "-c", LOCATE_IN_A_CHILD, str(root), str(lock_file)],
+            [sys.executable, *args],
             env=env,
             capture_output=True,
             text=True,
@@ -324,17 +324,12 @@ def test_a_child_process_finds_what_its_parent_found(
         assert done.returncode == 0, done.stderr
         return done.stdout.strip()
 
-    installer = [sys.executable, "-m", "adaptertest", "install-clis", "toy"]
+    def child(env: dict[str, str]) -> str:
+        return python(env, "-c", LOCATE_IN_A_CHILD, str(root), str(lock_file))
+
     elsewhere = {k: v for k, v in os.environ.items() if k != realcli.FOUND_ENV}
-    installed = subprocess.run(
-        [*installer, "--root", str(root), "--lock", str(lock_file)],
-        env=elsewhere,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert installed.returncode == 0, installed.stderr
+    install = ["-m", "adaptertest", "install-clis", "toy", "--root", str(root)]
+    python(elsewhere, *install, "--lock", str(lock_file))  # another process installs
     assert child(dict(os.environ)) == ""  # as its parent found: not installed
     assert child(elsewhere) == str(
         realcli.binary_path(realcli.resolve_spec("toy", lock=lock_file), root)
