@@ -41,6 +41,7 @@ import anyio.lowlevel
 from anyio.from_thread import BlockingPortal
 
 from adaptertest._violation import provider_text
+from driver.errors import RunError
 
 GRACE = 0.5
 """Seconds a call may overrun its deadline before it counts as blocked."""
@@ -94,25 +95,22 @@ _LAUNCH_ERRNOS = frozenset(
 
 
 def launch_failure(error: BaseException) -> str | None:
-    """``cannot start PROGRAM: REASON`` when ``error`` is, or was raised from, the OS
-    refusing to execute a program (not found, not executable); None otherwise.
+    """``cannot start PROGRAM: REASON`` when ``error`` is a :class:`driver.errors.RunError`
+    raised from the OS refusing to execute a program (not found, not executable), as a
+    ``driver.clikit`` driver raises it when its CLI cannot start; None otherwise.
 
     The text is built from the OS error's number, reason and file name, never from a
     message the driver or a provider wrote, so it is shown without
-    ``show_live_details``: nothing reached a provider."""
-    seen: set[int] = set()
-    current: BaseException | None = _unwrap(error)
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if (
-            isinstance(current, OSError)
-            and current.errno in _LAUNCH_ERRNOS
-            and isinstance(current.filename, str | bytes)
-        ):
-            program = os.fsdecode(current.filename)
-            return f"cannot start {program}: {current.strerror or os.strerror(current.errno)}"
-        current = current.__cause__ or current.__context__
-    return None
+    ``show_live_details``: nothing reached a provider. Any other exception a driver
+    raises, an ``OSError`` of its own included, keeps its message withheld."""
+    error = _unwrap(error)
+    cause = error.__cause__
+    if not isinstance(error, RunError) or not isinstance(cause, OSError):
+        return None
+    if cause.errno not in _LAUNCH_ERRNOS or not isinstance(cause.filename, str | bytes):
+        return None
+    program = os.fsdecode(cause.filename)
+    return f"cannot start {program}: {cause.strerror or os.strerror(cause.errno)}"
 
 
 def _message_of(error: BaseException) -> str:

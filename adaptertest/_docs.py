@@ -6,26 +6,26 @@ from __future__ import annotations
 
 import argparse
 
-from adaptertest.clauses import CLAUSES
+from adaptertest.report_markdown import clause_table_markdown
 
 TABLE_START = "<!-- clause-table:start (generated: python -m adaptertest._docs) -->"
 TABLE_END = "<!-- clause-table:end -->"
 
-
-def clause_table_markdown() -> str:
-    """The catalogue as a Markdown table: ID, mode, title, rule, where it is checked."""
-    rows = [
-        "| ID | mode | title | rule | checked in |",
-        "|---|---|---|---|---|",
-    ]
-    for c in CLAUSES:
-        ident = f"{c.id} (ext.)" if c.extension else c.id
-        rule = c.rule.replace("|", "\\|")
-        rows.append(
-            f"| {ident} | {c.mode.value} | {c.title} | {rule} | `{c.module}` "
-            f"({', '.join(c.probes)}) |"
-        )
-    return "\n".join(rows)
+__all__ = [
+    "CLAUSES_PAGE",
+    "COMMANDS_END",
+    "COMMANDS_PAGE",
+    "COMMANDS_START",
+    "GENERATED",
+    "TABLE_END",
+    "TABLE_START",
+    "clause_table_markdown",
+    "command_parsers",
+    "command_reference_markdown",
+    "main",
+    "replace_between",
+    "replace_table",
+]
 
 
 def replace_between(text: str, start: str, end: str, body: str) -> str:

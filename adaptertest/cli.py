@@ -666,7 +666,7 @@ def catalogue_json() -> list[dict[str, Any]]:
 
 def _clauses(fmt: str) -> int:
     if fmt == "markdown":
-        from adaptertest._docs import clause_table_markdown
+        from adaptertest.report_markdown import clause_table_markdown
 
         print(clause_table_markdown())
     elif fmt == "json":

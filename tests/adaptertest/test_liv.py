@@ -338,7 +338,8 @@ def _raised(error: BaseException, cause: BaseException) -> BaseException:
     ids=["not-found", "not-executable", "network"],
 )
 def test_a_program_that_cannot_start_is_named_without_details(cause: OSError, shown: bool) -> None:
-    """The OS refusing to execute the CLI is no provider text: LIV-01 says so plainly."""
+    """The OS refusing to execute the CLI (a RunError raised from it, as driver.clikit
+    raises it) is no provider text: LIV-01 says so plainly."""
     message = f"cannot start {cause.filename}: {cause.strerror}"
     failure = RunFailure(code=FailureCode.AGENT_ERROR, message=message)
     response = Response(failure=failure)
@@ -373,3 +374,10 @@ def test_a_failure_text_shows_the_diagnostic_in_one_short_line() -> None:
     assert len(line) < 200 < len(whole)
     assert "  note: other" in result.describe()
     assert result.notes == notes  # the JSON report keeps every field
+
+
+def test_an_os_error_the_driver_raises_itself_stays_withheld() -> None:
+    error = _raised(FileNotFoundError(errno.ENOENT, "No such file or directory", "x"), KeyError())
+    (violation,) = verify_live_success(None, error)
+    assert "<withheld" in violation.text(show=False)
+    assert "No such file" not in violation.text(show=False)
