@@ -168,3 +168,31 @@ def test_snapshot_update_leaves_reviewed_snapshots_alone_while_a_clause_fails(
     done = run_pytest(project, "tests/test_acme_cli_driver.py", "--snapshot-update")
     assert done.returncode == 1, done.stdout[-3000:]
     assert snapshot_files(project) == reviewed
+
+
+def test_a_changed_result_names_each_field_with_its_old_and_new_value(tmp_path: Path) -> None:
+    """No clause broken, the result changed: the failure lists the fields, the snapshot's
+    value as the expected one, and says what --snapshot-update would do; no frames."""
+    project = tmp_path / "acme_cli"
+    files = render("cli", project_names("acme_cli"))
+    old = '"text":"The project is called demo."'
+    assert old in files["recordings/tool_use.jsonl"]
+    files["recordings/tool_use.jsonl"] = files["recordings/tool_use.jsonl"].replace(
+        old, '"text":"The project is called demo, version 2."'
+    )
+    write_project(project, files)
+    done = run_pytest(project, "tests/test_acme_cli_driver.py", "-k", "test_recording")
+    assert done.returncode == 1, done.stdout[-3000:]
+    ((title, lines),) = failures(done.stdout)
+    assert title == "test_recording[tool_use.jsonl]"
+    assert lines[0].startswith("what the driver made of it differs from its reviewed snapshot")
+    assert (
+        "  output is 'The project is called demo, version 2.', "
+        "expected 'The project is called demo.'" in lines
+    )
+    assert any("--snapshot-update` rewrites the snapshots" in line for line in lines)
+    assert (
+        "  rerun alone: pytest 'tests/test_acme_cli_driver.py::test_recording[tool_use.jsonl]'"
+        in lines
+    )
+    assert "clikit.py" not in done.stdout
