@@ -111,8 +111,8 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "adaptertest(clause, family, mode, probe): a driver conformance clause item",
     )
-    global _snapshots_held
-    _snapshots_held = False
+    global _snapshots_held, _broken_rule
+    _snapshots_held, _broken_rule = False, ""
     config.pluginmanager.register(SnapshotGuard(config), "adaptertest-snapshot-guard")
     # Results are gathered where reports arrive: in-process, or on the xdist controller.
     if not hasattr(config, "workerinput"):
@@ -131,6 +131,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 _snapshots_held = False
 """Set once a clause failed while ``--snapshot-update`` was asked (see :class:`SnapshotGuard`)."""
+_broken_rule = ""
+"""What the running test broke before it could compare its snapshot (see :func:`hold_snapshots`)."""
+
+
+def hold_snapshots(what: str) -> None:
+    """Called by a kit check that fails the running test before its snapshot is compared
+    (a recording's run broke a rule): the test counts as failing a clause, ``what``
+    naming it in the summary, so its snapshot is neither rewritten nor deleted."""
+    global _broken_rule
+    _broken_rule = what
 
 
 def snapshots_held() -> bool:
@@ -163,7 +173,12 @@ class SnapshotGuard:
         self.held = False
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        global _broken_rule
         clause = failed_clause(report)
+        if report.failed and clause is None and _broken_rule:
+            clause = _broken_rule
+        if report.when == "teardown":
+            _broken_rule = ""
         if clause is None:
             return
         self.failed.setdefault(report.nodeid, clause)
@@ -187,15 +202,15 @@ class SnapshotGuard:
         tests = plural(len(self.failed), "test")
         if self.held:
             terminalreporter.write_line(
-                f"adaptertest: --snapshot-update held back: {tests} failed a clause "
+                f"adaptertest: --snapshot-update held back: {tests} failed a clause or a rule "
                 f"({clauses}); from the first on, no snapshot was written or deleted. Fix "
                 "the clauses, then run --snapshot-update again and review the diff.",
                 red=True,
             )
         else:
             terminalreporter.write_line(
-                f"adaptertest: {tests} failed a clause ({clauses}): fix those first; "
-                "--snapshot-update is held back while a clause fails.",
+                f"adaptertest: {tests} failed a clause or a rule ({clauses}): fix those "
+                "first; --snapshot-update is held back while one fails.",
                 red=True,
             )
 

@@ -132,7 +132,7 @@ def test_a_broken_generated_driver_shows_the_clause_first(tmp_path: Path, fault:
     for frame in ("anyio/", "asyncio/", "adaptertest/clikit.py", "adaptertest/snapshot.py"):
         assert frame not in done.stdout, frame
     assert "--snapshot-update to delete unused snapshots" not in done.stdout
-    assert "held back while a clause fails" in done.stdout
+    assert "--snapshot-update is held back while one fails" in done.stdout
     diagnostics = [line for line in done.stdout.splitlines() if "note: live diagnostic" in line]
     assert diagnostics
     assert all(len(line) < 300 and "{" not in line for line in diagnostics), diagnostics
@@ -196,3 +196,40 @@ def test_a_changed_result_names_each_field_with_its_old_and_new_value(tmp_path: 
         in lines
     )
     assert "clikit.py" not in done.stdout
+
+
+@pytest.mark.slow
+def test_a_recording_rule_broken_without_a_clause_also_keeps_the_snapshots(
+    tmp_path: Path,
+) -> None:
+    """The driver loses the CLI's stderr: no clause names it, the recording check does;
+    its snapshot was never compared, so --snapshot-update neither deletes nor rewrites."""
+    project = tmp_path / "acme_cli"
+    files = render("cli", project_names("acme_cli"))
+    files[DRIVER] = (
+        files[DRIVER]
+        .replace(
+            "    def stream_parser(",
+            "    async def run(self, request: Request, sink: EventSink) -> Response:\n"
+            "        response = await super().run(request, sink)\n"
+            "        assert response.raw_streams is not None\n"
+            "        raw = response.raw_streams.model_copy(update={'stderr': b'lost'})\n"
+            "        return response.model_copy(update={'raw_streams': raw})\n\n"
+            "    def stream_parser(",
+            1,
+        )
+        .replace(
+            "from __future__ import annotations\n",
+            "from __future__ import annotations\n\n"
+            "from driver import EventSink, Request, Response\n",
+            1,
+        )
+    )
+    write_project(project, files)
+    reviewed = snapshot_files(project)
+    done = run_pytest(project, "tests/test_acme_cli_driver.py", "--snapshot-update")
+    assert done.returncode == 1, done.stdout[-3000:]
+    assert "raw_streams.stderr is 4 bytes" in done.stdout
+    assert "held back" in done.stdout
+    assert "deleted" not in done.stdout.split("snapshot report summary", 1)[-1]
+    assert snapshot_files(project) == reviewed

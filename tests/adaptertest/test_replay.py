@@ -266,6 +266,21 @@ def test_an_empty_file_is_an_error_naming_it(
     out, err = capsysbinary.readouterr()
     assert out == b""
     assert f"{path} is empty".encode() in err
+    assert main([str(path), "--exit-code", "0"]) == 2
+
+
+def test_an_empty_transcript_of_a_cli_that_failed_before_printing_replays(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    path = tmp_path / "auth_error.jsonl"
+    path.write_bytes(b"")
+    stderr = tmp_path / "auth_error.stderr.txt"
+    stderr.write_bytes(b"no credentials\n")
+    assert main([str(path), "--exit-code", "41"]) == 41
+    assert main([str(path), "--stderr", str(stderr)]) == 0
+    out, err = capsysbinary.readouterr()
+    assert out == b""
+    assert err == b"no credentials\n"
 
 
 def test_a_recording_cut_at_a_line_boundary_is_an_error_naming_it(
