@@ -381,6 +381,7 @@ def check_parser_survives_odd_lines(
 ) -> None:
     """Blank, non-JSON, cut-off, wrongly shaped and non-UTF-8 lines, mixed with the
     format's own odd lines: only ``stdout`` items, no payload, no terminal."""
+    __tracebackhide__ = True  # pytest shows the test's line, not the kit's
     lines = [
         b"",
         b"   ",
@@ -593,6 +594,7 @@ async def check_structured_answer(
     """A native structured run on a recording that carries the answer: a valid, native
     ``{"ok": true}`` tied to the schema by its hash, on a legal stream and response.
     Returns the response and the argv the CLI was given."""
+    __tracebackhide__ = True  # pytest shows the test's line, not the kit's
     response, sink, driver = await replay.run(
         recording, request=structured_request(), record_argv=argv_file
     )
@@ -615,6 +617,7 @@ async def check_structured_refused(replay: Replay[Any], recording: str, problem:
     """A native structured run whose answer is missing or off-schema fails (no checkpoint,
     ``run.error`` last) and says why; ``structured_output`` is there with ``valid=False``.
     When the CLI itself succeeded, ``on_invalid=return_invalid`` returns it instead."""
+    __tracebackhide__ = True  # pytest shows the test's line, not the kit's
     response, sink, driver = await replay.run(recording, request=structured_request())
     _require_rules(recording, driver, response, sink)
     assert response.failure is not None
@@ -635,6 +638,7 @@ async def check_structured_refused(replay: Replay[Any], recording: str, problem:
 
 async def check_streaming_off(replay: Replay[Any], recording: str) -> None:
     """Without streaming no payload goes out, and the transcript (and its mirror) stays."""
+    __tracebackhide__ = True  # pytest shows the test's line, not the kit's
     streamed, streamed_sink, driver = await replay.run(recording)
     _require_rules(recording, driver, streamed, streamed_sink)
     response, sink, _ = await replay.run(recording, streaming=False)
@@ -691,6 +695,7 @@ async def check_append_refused(
     """A run with an appended system prompt the driver cannot take (``extra_args`` in its
     config) is refused with ``SystemPromptUnsupportedError(reason)`` naming the driver,
     before the CLI starts (it never writes its argv) and with nothing emitted."""
+    __tracebackhide__ = True  # pytest shows the test's line, not the kit's
     argv_file = tmp_path / "refused-argv.json"
     driver = replay.driver(replay.command("success.jsonl", record_argv=argv_file))
     config = driver.config.model_copy(update={"extra_args": tuple(extra_args)})
@@ -709,6 +714,7 @@ async def check_request_config_wins(
     driver: CLIDriver[ConfigT], config: ConfigT, expected_output: str
 ) -> None:
     """A config in the request replaces the one the driver was built with."""
+    __tracebackhide__ = True  # pytest shows the test's line, not the kit's
     response = await driver.run(Request(prompt="hi", config=config), RecordingSink())
     assert response.output == expected_output
 
@@ -725,6 +731,7 @@ def check_config_validation(
 ) -> None:
     """None and the driver's own config pass; a foreign one, an empty command, a negative
     timeout and changing a built config fail."""
+    __tracebackhide__ = True  # pytest shows the test's line, not the kit's
     driver = driver_class()
     assert driver.config.command == default_command
     driver.validate_config(None)
@@ -751,6 +758,7 @@ def check_descriptor_and_stream_capability(
     ``structured_native`` says (on ``run``, SO-01 clean); the stream capability is
     exactly ``capability`` (by default whole blocks with reasoning, no token deltas,
     tool-call args or HITL). Returns the declared model ids."""
+    __tracebackhide__ = True  # pytest shows the test's line, not the kit's
     descriptor = driver_class(config).descriptor()
     assert descriptor.type == driver_type
     assert descriptor.sessions.supports_resume
@@ -769,6 +777,7 @@ def check_config_fingerprint_follows_the_config(
     driver_class: DriverClass[ConfigT], one: ConfigT, same: ConfigT, other: ConfigT
 ) -> None:
     """Equal configs give equal fingerprints; a changed field changes it."""
+    __tracebackhide__ = True  # pytest shows the test's line, not the kit's
     fingerprint = driver_class(one).session_config_fingerprint()
     assert fingerprint == driver_class(same).session_config_fingerprint()
     assert fingerprint != driver_class(other).session_config_fingerprint()
@@ -778,6 +787,7 @@ async def check_environment_probe(
     driver_class: DriverClass[ConfigT], config_class: type[ConfigT], missing_program: str
 ) -> None:
     """A program that resolves passes; a missing one (from the probe's config) fails."""
+    __tracebackhide__ = True  # pytest shows the test's line, not the kit's
     found = await driver_class(config_class(command=(sys.executable,))).check_environment(None)
     assert found.status == EnvironmentStatus.PASS
     assert found.healthy
@@ -979,6 +989,7 @@ def check_failed_recording(
     """The suite on a driver whose CLI replays ``failed``: the run fails only LIV-01 (the
     stream, events, transcript and response judged and legal), or, with
     ``expect_failure``, fails no clause at all and FLR-01 finds it failed cleanly."""
+    __tracebackhide__ = True  # pytest shows the test's line, not the kit's
     config = replay_config(
         config_class,
         recordings,

@@ -233,3 +233,24 @@ def test_a_recording_rule_broken_without_a_clause_also_keeps_the_snapshots(
     assert "held back" in done.stdout
     assert "deleted" not in done.stdout.split("snapshot report summary", 1)[-1]
     assert snapshot_files(project) == reviewed
+
+
+def test_a_shared_check_that_fails_shows_the_tests_line_not_the_kits(tmp_path: Path) -> None:
+    """The checks of adaptertest.clikit hide their own frames: a failing one points at
+    the line of the project's test that called it."""
+    project = tmp_path / "acme_cli"
+    files = render("cli", project_names("acme_cli"))
+    old = '        elif kind == "result":\n'
+    assert old in files[PARSER]
+    files[PARSER] = files[PARSER].replace(
+        old, '        elif kind == "progress":\n            self._out.text("p", "busy")\n' + old, 1
+    )
+    write_project(project, files)
+    done = run_pytest(project, "tests/test_acme_cli_driver.py", "-k", "odd_lines")
+    assert done.returncode == 1, done.stdout[-3000:]
+    ((title, lines),) = failures(done.stdout)
+    assert title == "test_parser_survives_corrupt_and_odd_lines"
+    assert any(
+        line.startswith(">       testing.check_parser_survives_odd_lines(") for line in lines
+    )
+    assert "adaptertest/clikit.py" not in done.stdout
