@@ -227,6 +227,13 @@ class HITLRequestedPayload(SPIModel):
     deadline: Timestamp | None = None
     retry_attempt: int = 0
 
+    @classmethod
+    def for_request(cls, request: DecisionRequest) -> HITLRequestedPayload:
+        """The body announcing ``request``: its fields but ``run_id``, ``thread_id`` and
+        ``default_decision`` (the payload itself carries the run and thread), copied."""
+        fields = request.model_dump(exclude={"run_id", "thread_id", "default_decision"})
+        return cls.model_validate(fields)
+
 
 class HITLResolvedPayload(SPIModel):
     """Body of a ``hitl.resolved`` stream payload: how and when a decision ended."""

@@ -155,17 +155,7 @@ async def decide(
         StreamPayload(
             kind=StreamKind.HITL_REQUESTED,
             tool_call_id=tool_call_id,
-            hitl_requested=HITLRequestedPayload(
-                request_id=request.request_id,
-                kind=request.kind,
-                source=request.source,
-                tool_call_id=tool_call_id,
-                prompt=request.prompt,
-                payload=dict(request.payload),
-                choices=list(request.choices),
-                created_at=request.created_at,
-                deadline=request.deadline,
-            ),
+            hitl_requested=HITLRequestedPayload.for_request(request),
         )
     )
     response: DecisionResponse | None = None

@@ -360,18 +360,7 @@ class ControlChannel:
             StreamPayload(
                 kind=StreamKind.HITL_REQUESTED,
                 tool_call_id=request.tool_call_id,
-                hitl_requested=HITLRequestedPayload(
-                    request_id=request.request_id,
-                    kind=request.kind,
-                    source=request.source,
-                    tool_call_id=request.tool_call_id,
-                    prompt=request.prompt,
-                    payload=request.payload,
-                    choices=request.choices,
-                    created_at=request.created_at,
-                    deadline=request.deadline,
-                    retry_attempt=request.retry_attempt,
-                ),
+                hitl_requested=HITLRequestedPayload.for_request(request),
             )
         )
         seconds = self._policy.timeout.total_seconds()
