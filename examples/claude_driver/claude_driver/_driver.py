@@ -34,6 +34,7 @@ from driver import (
     SessionCapability,
     StreamCapability,
     StructuredOutputCapability,
+    StructuredOutputHITLCapability,
     SystemPromptCapability,
     WorkspaceCapability,
 )
@@ -132,6 +133,8 @@ class ClaudeDriver(CLIDriver[ClaudeConfig]):
                 json_schema_native=True,
                 works_with_run=True,
                 works_with_streaming=True,
+                # Checked against the real CLI: a permission asked mid-run, then the answer.
+                native_hitl=_NATIVE_HITL if self.config.two_way else None,
                 notes="--json-schema; the value is result.structured_output",
             ),
             system_prompt=SystemPromptCapability(append=True),
@@ -190,6 +193,8 @@ class ClaudeDriver(CLIDriver[ClaudeConfig]):
         return {"CLAUDE_CONFIG_DIR": str(home / ".claude")}
 
 
+_NATIVE_HITL = StructuredOutputHITLCapability(permission=True)
+"""Native structured output with permission decisions asked during the run (two-way mode)."""
 _ASK_ANY = HumanDecisionSupport(ask=True, auto_approve=True, auto_reject=True, retry=True)
 _TWO_WAY_POLICY = RunPolicyCapabilities(
     permission=_ASK_ANY,

@@ -42,6 +42,7 @@ from driver import (
     HumanDecisionKind,
     HumanDecisionMode,
     HumanDecisionPolicy,
+    OutputSchema,
     QuestionMode,
     Request,
     Response,
@@ -324,6 +325,35 @@ async def test_a_file_write_is_asked_for_and_happens_only_when_approved(
         write.id,
     )
     assert target.exists() is (result == DecisionResult.APPROVED)
+
+
+@pytest.mark.anyio
+async def test_native_structured_output_survives_a_permission_asked_mid_run(
+    claude: Path, tmp_path: Path
+) -> None:
+    """What ``native_hitl.permission`` declares: the run asks, then answers with the schema."""
+    schema = '{"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}'
+    scenario = Scenario(
+        turns=[Turn(text="Writing.", tool_calls=[SHELL]), Turn(structured={"ok": True})]
+    )
+    assert ClaudeDriver(ClaudeConfig(two_way=True)).descriptor().structured_output.native_hitl
+    sink = AnsweringSink(replying(DecisionResult.APPROVED))
+    request = Request(
+        prompt="Write made.txt, then say ok.",
+        streaming=True,
+        structured_output_source="native",
+        output_schema=OutputSchema(format="json_schema", schema_document=schema),
+        policy=RunPolicy(human_decision=ASK),
+    )
+    with Emulator(scenario) as emu:
+        config = two_way(claude, emu.base_url, tmp_path)
+        response = await ClaudeDriver(config).run(request, sink)
+    assert response.failure is None, response.failure
+    assert [a.kind for a in sink.asked] == [HumanDecisionKind.PERMISSION]
+    assert (workspace(config) / "made.txt").exists()
+    assert response.structured_output is not None
+    assert response.structured_output.valid
+    assert response.structured_output.value == {"ok": True}
 
 
 @pytest.mark.anyio
