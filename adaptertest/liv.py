@@ -87,6 +87,7 @@ __all__ = [
     "outcome_summary",
     "probe_live_run",
     "probe_live_structured_output",
+    "run_in_scope",
     "run_on_loop",
     "run_once",
     "stream_plan",
@@ -447,9 +448,19 @@ async def run_once(
     A raised exception is data. The deadline passing before ``run`` returned counts as
     a timeout even when the driver swallowed the cancellation and returned anyway.
     """
+    scope = anyio.CancelScope(deadline=anyio.current_time() + timeout)
+    return await run_in_scope(run, request, sink, scope)
+
+
+async def run_in_scope(
+    run: RunCallable, request: Request, sink: RecordingSink, scope: anyio.CancelScope
+) -> LiveRun:
+    """Call ``run(request, sink)`` inside ``scope`` (its deadline, or whoever cancels
+    it), then seal the sink. ``timed_out`` says the scope was cancelled before ``run``
+    returned, even when the driver swallowed the cancellation and returned anyway."""
     result = LiveRun()
     start = time.perf_counter()
-    with anyio.move_on_after(timeout) as scope:
+    with scope:
         try:
             value = run(request, sink)
             if inspect.isawaitable(value):
