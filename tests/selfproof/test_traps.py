@@ -1,5 +1,6 @@
 """Hostile drivers for the Python traps a host pays for: a cancellation the suite never
-asked for, and vendor data nested deeper than the interpreter's recursion limit.
+asked for, vendor data nested deeper than the interpreter's recursion limit, and a guard
+whose set order a lucky parent hash seed shares with a fresh interpreter.
 
 Each runs the whole suite on both backends and checks that the suite judged the driver
 (clause-tagged failures naming what the driver did) and never failed in its own code.
@@ -8,6 +9,12 @@ Each runs the whole suite on both backends and checks that the suite judged the 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,8 +23,16 @@ from mutants import Rewriting
 from adaptertest import ClauseStatus, ConformanceReport, Options, check_driver
 from adaptertest._depth import MAX_DEPTH, depth_of
 from adaptertest.options import Backend
-from driver import EventSink, Request, Response, StreamPayload, TranscriptItem, TranscriptKind
-from referencedriver import ReferenceDriver
+from driver import (
+    EventSink,
+    Request,
+    Response,
+    SessionParams,
+    StreamPayload,
+    TranscriptItem,
+    TranscriptKind,
+)
+from referencedriver import ReferenceDriver, ReferenceSessionCodec
 
 BACKENDS: tuple[Backend, ...] = ("asyncio", "trio")
 OWN_CODE = ("please report", "in the suite", "could not be judged")
@@ -195,3 +210,76 @@ def test_depth_is_measured_without_recursion() -> None:
     cycle: list[object] = []
     cycle.append(cycle)
     assert depth_of(cycle) == 1
+
+
+# -- a set order that a lucky parent shares --------------------------------------------------
+
+SMALL_SET = ("adaptertest_probe", "adaptertest_order")
+"""The data keys of the suite's default seed state: a set of two strings has two orders."""
+HERE = Path(__file__).resolve().parent
+
+
+class _SmallSetCodec(ReferenceSessionCodec):
+    def guard_fingerprint(self, params: SessionParams) -> str:
+        digest = hashlib.sha256(params.resume_id.encode())
+        # Built from a fixed tuple, so one interpreter always gives one order; the next
+        # interpreter's hash seed may give the other.
+        for key in {k for k in SMALL_SET if k in params.values}:
+            digest.update(f"{key}={params.values[key]}\n".encode())
+        return digest.hexdigest()
+
+
+class SmallSetGuard(ReferenceDriver):
+    """Hashes two guard values in the order of a set of their keys."""
+
+    def session_codec(self) -> ReferenceSessionCodec:
+        return _SmallSetCodec()
+
+
+def _env(seed: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"}
+    env["PYTHONHASHSEED"] = seed
+    env["PYTHONPATH"] = os.pathsep.join([str(HERE), *(p for p in sys.path if p)])
+    return env
+
+
+def _order(seed: int) -> list[str]:
+    code = f"print(__import__('json').dumps([k for k in {{k for k in {SMALL_SET!r}}}]))"
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=_env(str(seed)),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    order: list[str] = json.loads(done.stdout)
+    return order
+
+
+def test_a_parent_seed_that_shares_the_childs_set_order_does_not_pass_a_set_order_guard() -> None:
+    """One child with the parent's seed plus one was passed whenever the two seeds order the
+    set alike (about half the parent seeds for two keys). The children's fixed seeds order
+    it differently, so the guard fails whatever the parent's seed."""
+    assert _order(1) != _order(2), "the premise: the children's seeds order the set apart"
+    parent = next(seed for seed in range(4, 40) if _order(seed) == _order(seed + 1))
+    code = (
+        "from adaptertest import Options, check_driver\n"
+        "from test_traps import SmallSetGuard\n"
+        "[r] = check_driver(SmallSetGuard, Options(max_examples=5), only=['SES-05']).results\n"
+        "print(__import__('json').dumps([r.status.value, list(r.messages)]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=_env(str(parent)),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    status, messages = json.loads(done.stdout.strip().splitlines()[-1])
+    assert status == "failed", (parent, messages)
+    assert messages[0].startswith("SES-05: guard_fingerprint differs in a fresh interpreter")
+    assert "PYTHONHASHSEED=" in messages[0]
+    assert f"PYTHONHASHSEED={parent}" not in messages[0]  # the children never use the parent's
