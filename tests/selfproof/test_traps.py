@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -283,3 +284,37 @@ def test_a_parent_seed_that_shares_the_childs_set_order_does_not_pass_a_set_orde
     assert messages[0].startswith("SES-05: guard_fingerprint differs in a fresh interpreter")
     assert "PYTHONHASHSEED=" in messages[0]
     assert f"PYTHONHASHSEED={parent}" not in messages[0]  # the children never use the parent's
+
+
+# -- a response edited after the first look ---------------------------------------------------
+
+EDIT_DELAY = 1.0
+"""Seconds after run() returned that the driver's timer rewrites the response: past the
+first look (about half a second), well within the last look's wait."""
+
+
+class EditsItsResponseLater(ReferenceDriver):
+    """A background flush that rewrites the returned response a second after run()."""
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        response = await super().run(request, sink)
+
+        def flush() -> None:
+            response.output = "rewritten by the background flush"
+
+        threading.Timer(EDIT_DELAY, flush).start()
+        return response
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_edit_after_the_first_look_is_seen_at_the_last(backend: Backend) -> None:
+    options = Options(live_run=True, backend=backend, fresh_process=False)
+    report = check_driver(EditsItsResponseLater, options)
+    assert _suite_faults(report) == []
+    failed = {r.clause: r for r in report if r.status is ClauseStatus.FAILED}
+    assert set(failed) == {"RCV-02"}, [r.describe() for r in failed.values()]
+    message = failed["RCV-02"].messages[0]
+    assert message.startswith("RCV-02: ")
+    assert "changed after it returned (at .output, seen at the last look" in message
+    seconds = float(message.split("when the verdicts were read, ")[1].split(" s after")[0])
+    assert seconds >= EDIT_DELAY  # the edit was made, and so seen, after the first look
