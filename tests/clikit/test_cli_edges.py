@@ -278,3 +278,56 @@ async def test_a_nul_byte_is_refused_before_anything_is_emitted(
     assert raised.value.driver == "done"
     assert sink.events == []
     assert sink.stream == []
+
+
+# -- parsing from the bytes -------------------------------------------------------------------
+
+
+class TextKeeper(DoneParser):
+    """Records what on_object got; only the done line's text is asked for."""
+
+    def __init__(self, out: RunOutput) -> None:
+        super().__init__(out)
+        self.seen: list[tuple[dict[str, Any], str]] = []
+
+    def needs_text(self, line: dict[str, Any]) -> bool:
+        return "done" in line
+
+    def on_object(self, line: dict[str, Any], text: str) -> None:
+        self.seen.append((line, text))
+        super().on_object(line, text)
+
+
+def keeper() -> TextKeeper:
+    return TextKeeper(RunOutput(RecordingSink(), streaming=False, run_id="", thread_id=""))
+
+
+def test_only_the_lines_whose_text_is_needed_are_decoded() -> None:
+    parser = keeper()
+    parser.feed(b' {"say": "h\\u00e9llo \\ud83d\\ude00"}\r')
+    parser.feed(b'{"done": true, "n": 1.5e300}  ')
+    assert parser.seen == [
+        ({"say": "h\u00e9llo \U0001f600"}, ""),
+        ({"done": True, "n": 1.5e300}, '{"done": true, "n": 1.5e300}'),
+    ]
+    assert parser.terminal is not None
+    assert parser.terminal.raw_json == '{"done": true, "n": 1.5e300}'
+
+
+@pytest.mark.parametrize(
+    ("line", "value", "malformed"),
+    [
+        (b'{"s": "\\ud800"}', {"s": "\ud800"}, 0),  # a lone surrogate: json's path decides
+        (b'\x0b{"a": 1}\x0c', {"a": 1}, 0),  # whitespace JSON does not allow, str.strip does
+        (b'{"x": NaN}', None, 1),
+        (b'{"a": 1', None, 1),
+        (b'{"bad": "\xff"}', None, 1),
+    ],
+)
+def test_what_the_bytes_parser_refuses_is_read_as_before(
+    line: bytes, value: dict[str, Any] | None, malformed: int
+) -> None:
+    parser = keeper()
+    parser.feed(line)
+    assert [seen for seen, _ in parser.seen] == ([value] if value is not None else [])
+    assert parser.malformed_lines == malformed
