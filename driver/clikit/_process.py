@@ -75,6 +75,9 @@ READ_SIZE = 65536
 """Bytes asked for per read of a pipe; a read that returns fewer drained it."""
 
 _GROUP_POLL_SECONDS = 0.02
+
+_SWEEP_SECONDS = 0.5
+"""How often marked processes are searched for again while a pipe stays open."""
 """How often the process table is read while waiting for a signalled group to go."""
 
 
@@ -266,10 +269,24 @@ async def run_cli(
         on_chunk("stderr", data)
         stderr.feed(data)
 
+    open_streams = 2
+    drained = anyio.Event()
+
+    async def pump(
+        stream: anyio.abc.ByteReceiveStream | None, take: Callable[[bytes], None]
+    ) -> None:
+        nonlocal open_streams
+        try:
+            await _pump(stream, take)
+        finally:
+            open_streams -= 1
+            if not open_streams:
+                drained.set()
+
     try:
         async with anyio.create_task_group() as readers:
-            readers.start_soon(_pump, process.stdout, take_stdout)
-            readers.start_soon(_pump, process.stderr, take_stderr)
+            readers.start_soon(pump, process.stdout, take_stdout)
+            readers.start_soon(pump, process.stderr, take_stderr)
             with anyio.move_on_after(timeout) as deadline:
                 lingered = await _wait_unless_lingering(process, terminal_seen, terminal_grace)
             timed_out = deadline.cancelled_caught
@@ -277,6 +294,7 @@ async def run_cli(
                 await _stop(process)
             await group.end()
             readers.cancel_scope.deadline = anyio.current_time() + DRAIN_SECONDS
+            readers.start_soon(group.sweep_until, drained)
         framer.flush()
     finally:
         with anyio.CancelScope(shield=True):
@@ -371,6 +389,16 @@ class _Group:
         if can_scan():
             await anyio.to_thread.run_sync(_end_marked, self._marker)
         self._ended = True
+
+    async def sweep_until(self, drained: anyio.Event) -> None:
+        """While a pipe of the run stays open after :meth:`end`, look for marked processes
+        again every :data:`_SWEEP_SECONDS` (one the first search missed may hold it); the
+        caller's drain deadline bounds this."""
+        while not drained.is_set() and can_scan():
+            with anyio.move_on_after(_SWEEP_SECONDS):
+                await drained.wait()
+            if not drained.is_set():
+                await anyio.to_thread.run_sync(_end_marked, self._marker)
 
 
 def _end_marked(marker: str) -> None:

@@ -14,19 +14,18 @@ import time
 from typing import Any
 
 import pytest
+from test_process_hygiene import DoneParser
 
 from adaptertest import RecordingSink
-from driver import InvalidDriverConfigError, Request, TerminalPayload
+from driver import InvalidDriverConfigError, Request
 from driver.clikit import (
-    DRAIN_SECONDS,
-    JsonlParser,
     LineFramer,
     LineJudge,
     RunOutput,
     run_cli,
     run_turn,
 )
-from driver.clikit._proctable import RUN_MARKER_VARIABLE
+from driver.clikit._proctable import RUN_MARKER_VARIABLE, is_running
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="process sessions are POSIX")
 
@@ -42,52 +41,13 @@ def short_kill_grace(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("driver.clikit._process.KILL_GRACE_SECONDS", 0.5)
 
 
-class DoneParser(JsonlParser):
-    """``{"done": true}`` is the terminal line; other objects are ignored."""
-
-    program = "done-cli"
-    missing_terminal = "a done line"
-
-    def on_object(self, line: dict[str, Any], text: str) -> None:
-        if "done" in line:
-            self.terminal = TerminalPayload(event="done", raw_json=text)
-
-    @property
-    def succeeded(self) -> bool:
-        return self.terminal is not None
-
-    @property
-    def resume_id(self) -> str:
-        return ""
-
-    def output(self) -> str:
-        return "answer"
-
-    def reported_failure(self, meta: dict[str, Any]) -> str:
-        return "failed"
-
-
 def parser() -> DoneParser:
     return DoneParser(RunOutput(RecordingSink(), streaming=False, run_id="", thread_id=""))
 
 
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return stat.read().rpartition(b")")[2].split()[0] not in (b"Z", b"X")
-    except FileNotFoundError:
-        return False
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
-
-
 def reap(pid: int) -> None:
     """Kill a process a failed assertion left behind."""
-    if alive(pid):
+    if is_running(pid):
         os.kill(pid, signal.SIGKILL)
 
 
@@ -179,6 +139,9 @@ async def test_a_terminal_line_without_newline_starts_the_grace_for_a_lingering_
 
 # -- descendants outside the process group ----------------------------------------------------
 
+LONG_DRAIN = 60.0
+"""A drain wait no run may reach: the test would notice it."""
+
 SETSID_CHILD = (
     "import subprocess, sys\n"
     "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'],"
@@ -199,12 +162,15 @@ async def test_every_run_marks_its_processes_with_a_fresh_value() -> None:
 
 
 @pytest.mark.anyio
-async def test_a_setsid_descendant_holding_stdout_is_ended_without_the_drain_wait() -> None:
+async def test_a_setsid_descendant_holding_stdout_is_ended_without_the_drain_wait(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("driver.clikit._process.DRAIN_SECONDS", LONG_DRAIN)
     lines, elapsed = await collect(SETSID_CHILD.format(pipes=""))
     (pid,) = [int(x.split()[1]) for x in lines if x.startswith(b"pid ")]
     try:
-        assert not alive(pid)
-        assert elapsed < DRAIN_SECONDS
+        assert not is_running(pid)
+        assert elapsed < LONG_DRAIN / 2  # ended, not waited out
     finally:
         reap(pid)
 
@@ -223,7 +189,7 @@ async def test_a_setsid_descendant_ignoring_sigterm_is_killed() -> None:
     lines, elapsed = await collect(ignoring)
     (pid,) = [int(x.split()[1]) for x in lines if x.startswith(b"pid ")]
     try:
-        assert not alive(pid)
+        assert not is_running(pid)
         assert elapsed < 20
     finally:
         reap(pid)
@@ -240,8 +206,8 @@ async def test_without_a_process_table_the_group_alone_is_ended(
     lines, elapsed = await collect(code)
     (pid,) = [int(x.split()[1]) for x in lines if x.startswith(b"pid ")]
     try:
-        assert alive(pid)
-        assert elapsed < DRAIN_SECONDS
+        assert is_running(pid)
+        assert elapsed < 30  # holds no pipe of the run: nothing to wait for
     finally:
         reap(pid)
 

@@ -21,6 +21,7 @@ import pytest
 from adaptertest import RecordingSink
 from claude_driver import ClaudeConfig, ClaudeDriver
 from driver import InvalidDriverConfigError, Request, TranscriptKind
+from driver.clikit._proctable import is_running
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="the fake CLIs are POSIX scripts")
 
@@ -67,21 +68,6 @@ def fake_cli(tmp_path: Path, body: str) -> tuple[str, ...]:
 
 def driver(command: tuple[str, ...], *, timeout: float = 60.0) -> ClaudeDriver:
     return ClaudeDriver(ClaudeConfig(command=command, timeout=timeout))
-
-
-def alive(pid: int) -> bool:
-    """The process still runs (a zombie nobody reaps runs nothing)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return stat.read().rpartition(b")")[2].split()[0] not in (b"Z", b"X")
-    except FileNotFoundError:
-        return False
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
 
 
 @pytest.mark.anyio
@@ -138,9 +124,9 @@ async def test_a_descendant_in_its_own_session_does_not_outlive_the_run(tmp_path
     pid = int(line.split()[1])
     try:
         assert response.failure is None, response.failure
-        assert not alive(pid), "the setsid descendant outlived the run"
+        assert not is_running(pid), "the setsid descendant outlived the run"
     finally:
-        if alive(pid):
+        if is_running(pid):
             os.kill(pid, signal.SIGKILL)
 
 
