@@ -14,7 +14,11 @@ import time
 from typing import Any
 
 import pytest
-from test_process_hygiene import DoneParser
+from test_process_hygiene import (  # the fixtures: both backends, a short kill grace
+    DoneParser,
+    anyio_backend,  # noqa: F401
+    short_kill_grace,  # noqa: F401
+)
 
 from adaptertest import RecordingSink
 from driver import InvalidDriverConfigError, Request
@@ -28,17 +32,6 @@ from driver.clikit import (
 from driver.clikit._proctable import RUN_MARKER_VARIABLE, is_running
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="process sessions are POSIX")
-
-
-@pytest.fixture(params=["asyncio", "trio"])
-def anyio_backend(request: pytest.FixtureRequest) -> str:
-    backend: str = request.param
-    return backend
-
-
-@pytest.fixture(autouse=True)
-def short_kill_grace(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("driver.clikit._process.KILL_GRACE_SECONDS", 0.5)
 
 
 def parser() -> DoneParser:

@@ -237,23 +237,21 @@ class SmallSetGuard(ReferenceDriver):
         return _SmallSetCodec()
 
 
-def _env(seed: str) -> dict[str, str]:
+def _python(code: str, seed: int) -> subprocess.CompletedProcess[str]:
+    """``python -c code`` with ``PYTHONHASHSEED=seed``, this directory importable."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"}
-    env["PYTHONHASHSEED"] = seed
+    env["PYTHONHASHSEED"] = str(seed)
     env["PYTHONPATH"] = os.pathsep.join([str(HERE), *(p for p in sys.path if p)])
-    return env
+    return subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 def _order(seed: int) -> list[str]:
-    code = f"print(__import__('json').dumps([k for k in {{k for k in {SMALL_SET!r}}}]))"
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        env=_env(str(seed)),
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
+    done = _python(
+        f"print(__import__('json').dumps([k for k in {{k for k in {SMALL_SET!r}}}]))", seed
     )
+    assert done.returncode == 0, done.stderr[-2000:]
     order: list[str] = json.loads(done.stdout)
     return order
 
@@ -270,14 +268,7 @@ def test_a_parent_seed_that_shares_the_childs_set_order_does_not_pass_a_set_orde
         "[r] = check_driver(SmallSetGuard, Options(max_examples=5), only=['SES-05']).results\n"
         "print(__import__('json').dumps([r.status.value, list(r.messages)]))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        env=_env(str(parent)),
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
+    done = _python(code, parent)
     assert done.returncode == 0, done.stderr[-2000:]
     status, messages = json.loads(done.stdout.strip().splitlines()[-1])
     assert status == "failed", (parent, messages)
