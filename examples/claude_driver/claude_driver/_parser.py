@@ -226,6 +226,10 @@ class ClaudeStreamParser(JsonlParser):
         elif kind in CONTROL_TYPES and self.control is not None:
             self.control.take(line)
 
+    def needs_text(self, line: dict[str, Any]) -> bool:
+        """Only the ``result`` line's text is kept (the terminal payload, verbatim)."""
+        return line.get("type") == "result"
+
     def _system(self, line: dict[str, Any]) -> None:
         subtype = str_field(line, "subtype")
         if subtype == "init":
