@@ -50,7 +50,7 @@ from driver import (
     StreamKind,
     StreamPayload,
 )
-from driver.clikit._proctable import RUN_MARKER_VARIABLE, can_scan, marked_pids, new_marker
+from driver.clikit._proctable import can_scan, marked_pids, new_marker
 
 Answer = Callable[[DecisionRequest], Awaitable[DecisionResponse]]
 
@@ -164,6 +164,10 @@ def workspace(config: ClaudeConfig) -> Path:
 
 
 ASK = HumanDecisionPolicy(permission=HumanDecisionMode.ASK)
+
+TEST_MARKER = "CLAUDE_TWO_WAY_TEST_RUN"
+"""A variable of the test's own, inherited by everything the run starts (the run's own
+marker is the driver's), so the process table shows what is left."""
 
 
 # -- the suite's HIL clauses (and every other one) in the two-way mode ----------------------------
@@ -435,8 +439,9 @@ async def test_a_decision_pending_at_cancellation_ends_cleanly(
         pytest.skip("the process table cannot be searched by environment here (no /proc)")
     marker = new_marker()
     sink = AnsweringSink(never)
+    pending: list[int] = []
     with Emulator(asking(SHELL)) as emu:
-        config = two_way(claude, emu.base_url, tmp_path, **{RUN_MARKER_VARIABLE: marker})
+        config = two_way(claude, emu.base_url, tmp_path, **{TEST_MARKER: marker})
         with anyio.move_on_after(60):  # a bound on the test, not part of what it checks
             async with anyio.create_task_group() as group:
 
@@ -446,11 +451,13 @@ async def test_a_decision_pending_at_cancellation_ends_cleanly(
                 group.start_soon(running)
                 while not sink.asked:  # the decision is pending: the host is being asked
                     await anyio.sleep(0.05)
+                pending = marked_pids(TEST_MARKER, marker) or []
                 group.cancel_scope.cancel()
         assert sink.asked
+        assert pending  # the CLI was found by the marker while it waited
         sink.seal()
         assert sink.returned == 0
-        assert marked_pids(RUN_MARKER_VARIABLE, marker) == []  # nothing left running
+        assert marked_pids(TEST_MARKER, marker) == []  # nothing left running
     assert not (workspace(config) / "made.txt").exists()
     assert len(emu.main_requests) == 1
     # One pair, closed as aborted, and the run's terminal last.
