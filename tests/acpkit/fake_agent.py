@@ -49,11 +49,16 @@ class FakeAgent:
     async def _say(self, session_id: str, update: Any) -> None:
         await self._conn.session_update(session_id=session_id, update=update)
 
-    async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> schema.PromptResponse:
+    async def prompt(
+        self, prompt: list[Any], session_id: str, **kwargs: Any
+    ) -> schema.PromptResponse:
         text = "".join(getattr(block, "text", "") for block in prompt)
         self._history.setdefault(session_id, []).append(text)
         word = text.split()[0] if text.split() else ""
-        say = lambda update: self._say(session_id, update)  # noqa: E731
+
+        async def say(update: Any) -> None:
+            await self._say(session_id, update)
+
         if word == "crash":
             await say(acp.update_agent_message_text("about to"))
             sys.stderr.write("fake agent: crashing on purpose\n")
@@ -93,7 +98,9 @@ class FakeAgent:
                     schema.PermissionOption(option_id="no", name="Reject", kind="reject_once"),
                     schema.PermissionOption(option_id="never", name="Never", kind="reject_always"),
                 ]
-                call = schema.ToolCallUpdate(tool_call_id="call-1", title="Run ls", raw_input={"command": "ls"})
+                call = schema.ToolCallUpdate(
+                    tool_call_id="call-1", title="Run ls", raw_input={"command": "ls"}
+                )
                 answer = await self._conn.request_permission(
                     session_id=session_id, tool_call=call, options=options
                 )
