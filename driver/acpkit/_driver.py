@@ -137,8 +137,9 @@ class ACPDriver:
     )
     config_type: ClassVar[type[ACPConfig]] = ACPConfig
 
-    def __init__(self, config: ACPConfig | None = None) -> None:
-        self._config = config if config is not None else self.config_type.model_validate({})
+    def __init__(self, config: ACPConfig) -> None:
+        """``config`` names the agent's command: there is no default agent."""
+        self._config = config
         self._shared = _Shared()
 
     @property
@@ -151,7 +152,6 @@ class ACPDriver:
     def descriptor(self) -> Descriptor:
         """Resume (the ACP session id), workspaces, permission decisions in every mode,
         the process mode of the config; no structured output, system prompt, skills or MCP."""
-        default = self.config_type.model_validate({})
         support = HumanDecisionSupport(ask=True, auto_approve=True, auto_reject=True, retry=True)
         return Descriptor(
             type=self.driver_type,
@@ -160,9 +160,9 @@ class ACPDriver:
             if self._config.model
             else (),
             config_schema=cli_config_schema(
-                program=default.command[0],
+                program=self._config.command[0],
                 extra_args_hint=self.extra_args_hint,
-                timeout=default.timeout,
+                timeout=self._config.timeout,
             ),
             sessions=SessionCapability(supports_resume=True),
             workspace=WorkspaceCapability(supported=True),

@@ -7,10 +7,12 @@ answers ``OK`` in two chunks after a thought, with token usage.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
 import uuid
+from pathlib import Path
 from typing import Any
 
 import acp
@@ -22,6 +24,7 @@ class FakeAgent:
         self._conn: Any = None
         self._history: dict[str, list[str]] = {}
         self._cancelled: dict[str, asyncio.Event] = {}
+        self._files: dict[str, Path] = {}
 
     def on_connect(self, conn: Any) -> None:
         self._conn = conn
@@ -36,12 +39,19 @@ class FakeAgent:
     async def new_session(self, cwd: str, **kwargs: Any) -> schema.NewSessionResponse:
         session_id = f"s-{uuid.uuid4().hex[:8]}"
         self._history[session_id] = []
+        self._files[session_id] = Path(cwd) / f".fake-agent-{session_id}.json"
         return schema.NewSessionResponse(session_id=session_id)
 
     async def load_session(self, cwd: str, session_id: str, **kwargs: Any) -> None:
-        for text in self._history.get(session_id, []):
+        """Sessions are kept in files under their cwd, so another process can load them;
+        the history is replayed as user messages, as real agents do."""
+        path = Path(cwd) / f".fake-agent-{session_id}.json"
+        if not path.is_file():
+            raise acp.RequestError(-32603, f"no session {session_id}")
+        self._files[session_id] = path
+        self._history[session_id] = json.loads(path.read_text())
+        for text in self._history[session_id]:
             await self._say(session_id, acp.update_user_message_text(text))
-        self._history.setdefault(session_id, [])
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         self._cancelled.setdefault(session_id, asyncio.Event()).set()
@@ -54,6 +64,8 @@ class FakeAgent:
     ) -> schema.PromptResponse:
         text = "".join(getattr(block, "text", "") for block in prompt)
         self._history.setdefault(session_id, []).append(text)
+        if session_id in self._files:
+            self._files[session_id].write_text(json.dumps(self._history[session_id]))
         word = text.split()[0] if text.split() else ""
 
         async def say(update: Any) -> None:

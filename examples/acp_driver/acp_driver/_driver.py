@@ -16,7 +16,7 @@ class ACPAgentDriver(ACPDriver):
 
     declares_todos: ClassVar[bool] = True
 
-    def __init__(self, config: ACPConfig | None = None, *, agent: str = "") -> None:
+    def __init__(self, config: ACPConfig, *, agent: str = "") -> None:
         super().__init__(config)
         self._agent = agent
 
