@@ -298,6 +298,11 @@ class AgentProcess:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(proc.wait(), self._close_grace)
             self.returncode = proc.returncode
+            # A killed agent's pipes may still be open (a grandchild held them): asyncio
+            # offers no public way to close a subprocess's transport but this one.
+            transport = getattr(proc, "_transport", None)
+            if transport is not None:
+                transport.close()
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

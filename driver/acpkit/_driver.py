@@ -329,6 +329,10 @@ class ACPDriver:
                     agent = shared
                     if started:
                         out.event(_spawn_event(shared))
+            except (acp.RequestError, ConnectionError) as exc:
+                if agent is not None:
+                    await thread.call(agent.wait_exit(2.0))
+                turn.failure = _agent_failure("initialize", exc, agent)
             except OSError as exc:
                 failure = RunFailure(
                     code=FailureCode.AGENT_ERROR,
@@ -345,8 +349,6 @@ class ACPDriver:
                         failure=failure,
                     ),
                 ) from exc
-            except (acp.RequestError, ConnectionError) as exc:
-                turn.failure = _agent_failure("initialize", exc, agent)
             if turn.failure is None and agent is not None:
                 session_id = await self._open_session(thread, agent, resume_id, cwd, turn)
             if turn.failure is None and agent is not None:
