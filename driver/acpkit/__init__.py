@@ -19,6 +19,15 @@ policy. docs/acp.md has the mapping, the modes and each agent's setup.
 
 from __future__ import annotations
 
+import importlib.util
+
+if importlib.util.find_spec("acp") is None:
+    raise ModuleNotFoundError(
+        "driver.acpkit needs the Agent Client Protocol SDK (agent-client-protocol), which is "
+        "not installed: pip install 'agent-driver-kit[acp]'",
+        name="acp",
+    )
+
 from driver.acpkit._agent import PROTOCOL_VERSION
 from driver.acpkit._config import DEFAULT_CLOSE_GRACE, ACPConfig
 from driver.acpkit._decision import PermissionOutcome, decide_permission

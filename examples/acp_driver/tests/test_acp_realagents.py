@@ -20,6 +20,7 @@ from acp_driver import AGENTS, ACPAgentDriver, agent_config, agent_driver
 from adaptertest import Level, RecordingSink, realcli
 from adaptertest import clikit as testing
 from adaptertest.emulator import Emulator, Scenario
+from adaptertest.options import Backend
 from driver import (
     DecisionRequest,
     DecisionResponse,
@@ -100,11 +101,16 @@ async def run(
     return response, sink
 
 
-def test_the_suite_reaches_level_live(agent: str, emulator: Emulator, tmp_path: Path) -> None:
-    config = configure(agent, emulator.base_url, tmp_path)
-    options = testing.conformance_options(
-        config, resume_id="", concurrent_runs=2, backend="asyncio"
-    )
+@pytest.mark.parametrize(
+    ("backend", "persistent"),
+    [("asyncio", False), ("trio", True)],
+    ids=["one-shot-asyncio", "persistent-trio"],
+)
+def test_the_suite_reaches_level_live(
+    agent: str, emulator: Emulator, tmp_path: Path, backend: Backend, persistent: bool
+) -> None:
+    config = configure(agent, emulator.base_url, tmp_path, persistent=persistent)
+    options = testing.conformance_options(config, resume_id="", concurrent_runs=2, backend=backend)
     testing.check_conformance_level(lambda: agent_driver(agent, config), options, Level.LIVE)
 
 
