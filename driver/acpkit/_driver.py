@@ -10,7 +10,6 @@ import concurrent.futures
 import os
 import threading
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import ClassVar
 
 import acp
@@ -23,13 +22,10 @@ from driver import (
     SESSION_PARAM_PROFILE_FINGERPRINT,
     SESSION_PARAM_WORKSPACE_ID,
     Checkpoint,
-    ConfigSchema,
     Descriptor,
-    EnvironmentReport,
     EventSink,
     FailureCode,
     HumanDecisionSupport,
-    InvalidDriverConfigError,
     ModelInfo,
     ObservationCapability,
     ObservationSupport,
@@ -55,14 +51,13 @@ from driver import (
     TranscriptKind,
     Usage,
     WorkspaceCapability,
-    canonical_session_config_fingerprint,
 )
 from driver.acpkit._agent import AgentProcess, PermissionAsk, SessionUpdate, StderrChunk, WireLine
 from driver.acpkit._bridge import Inbox, LoopThread
 from driver.acpkit._config import ACPConfig
 from driver.acpkit._decision import decide_permission
 from driver.acpkit._mapping import TurnMapper, acp_usage
-from driver.clikit import ResumeCodec, RunOutput, cli_config_schema, masked_env, program_report
+from driver.clikit import ProgramDriver, RunOutput, cli_config_schema
 from driver.clikit._turn import _check_guard
 
 __all__ = ["CANCEL_GRACE", "ACPDriver"]
@@ -115,7 +110,7 @@ class _TurnState:
     usage: Usage | None = None
 
 
-class ACPDriver:
+class ACPDriver(ProgramDriver[ACPConfig]):
     """Drives an agent that speaks the Agent Client Protocol (version 1) on its stdio.
 
     One instance serves concurrent runs. With ``ACPConfig.persistent`` every run shares
@@ -125,7 +120,6 @@ class ACPDriver:
     """
 
     driver_type: ClassVar[str] = "acp"
-    """``Descriptor.type``, the codec name and the ``provider`` of every response."""
     display_name: ClassVar[str] = "ACP agent"
     fingerprint_domain: ClassVar[str] = "agent-driver-kit/acp-driver/v1"
     install_hint: ClassVar[str] = "install the agent and configure its ACP command"
@@ -139,13 +133,8 @@ class ACPDriver:
 
     def __init__(self, config: ACPConfig) -> None:
         """``config`` names the agent's command: there is no default agent."""
-        self._config = config
+        super().__init__(self.config_type, config)
         self._shared = _Shared()
-
-    @property
-    def config(self) -> ACPConfig:
-        """The construction config (immutable)."""
-        return self._config
 
     # -- declarations ---------------------------------------------------------------------
 
@@ -172,57 +161,6 @@ class ACPDriver:
                 streaming=ObservationSupport(todos=self.declares_todos)
             ),
         )
-
-    def stream_capability(self) -> StreamCapability:
-        """Token-level text and reasoning; tool arguments whole at the start."""
-        return self.capability
-
-    def session_codec(self) -> ResumeCodec:
-        """The ACP session id is the resume handle."""
-        return ResumeCodec(self.driver_type)
-
-    def session_config_fingerprint(self) -> str:
-        """Every config field, with secret-named ``env`` values masked (see CLIDriver)."""
-        config = self._config
-        if config.env:
-            config = config.model_copy(update={"env": masked_env(config.env)})
-        return canonical_session_config_fingerprint(self.fingerprint_domain, config)
-
-    def validate_config(self, config: object | None) -> None:
-        """Accept None or the driver's config type."""
-        if config is None or isinstance(config, self.config_type):
-            return
-        raise InvalidDriverConfigError(
-            self.driver_type, TypeError(f"unsupported config type {type(config).__qualname__}")
-        )
-
-    def _config_for(self, config: object | None) -> ACPConfig:
-        self.validate_config(config)
-        return config if isinstance(config, self.config_type) else self._config
-
-    async def check_environment(self, config: object | None) -> EnvironmentReport:
-        """Whether the agent's program can be found."""
-        program = self._config_for(config).command[0]
-        return program_report(self.driver_type, program, self.install_hint)
-
-    async def config_schema(self, config: object | None) -> ConfigSchema | None:
-        """The descriptor's static schema."""
-        self.validate_config(config)
-        return self.descriptor().config_schema
-
-    # -- the agent's process --------------------------------------------------------------
-
-    def home_env(self, home: Path) -> dict[str, str]:
-        """The variables that point the agent at ``ACPConfig.home`` (default ``HOME``)."""
-        return {"HOME": str(home)}
-
-    def process_env(self, config: ACPConfig) -> dict[str, str]:
-        """The inherited environment, then :meth:`home_env`, then ``config.env``."""
-        env = dict(os.environ)
-        if config.home:
-            env.update(self.home_env(Path(config.home)))
-        env.update(config.env)
-        return env
 
     def _new_agent(self, config: ACPConfig, cwd: str, owner: Inbox | None) -> AgentProcess:
         return AgentProcess(
