@@ -9,7 +9,14 @@ the agent. docs/acp.md describes each agent's setup.
 
 from __future__ import annotations
 
-from acp_driver._agents import AGENTS, AgentSetup, agent_config, agent_driver
+from acp_driver._agents import AGENTS, AgentSetup, agent_config, agent_driver, model_binding
 from acp_driver._driver import ACPAgentDriver
 
-__all__ = ["AGENTS", "ACPAgentDriver", "AgentSetup", "agent_config", "agent_driver"]
+__all__ = [
+    "AGENTS",
+    "ACPAgentDriver",
+    "AgentSetup",
+    "agent_config",
+    "agent_driver",
+    "model_binding",
+]

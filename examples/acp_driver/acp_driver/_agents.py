@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from acp_driver._driver import ACPAgentDriver
+from adaptertest.options import ModelBinding, ModelEndpoint
 from driver.acpkit import ACPConfig
 
-__all__ = ["AGENTS", "AgentSetup", "agent_config", "agent_driver"]
+__all__ = ["AGENTS", "AgentSetup", "agent_config", "agent_driver", "model_binding"]
 
 DUMMY_KEY = "sk-emulator-dummy"
 ANTHROPIC_MODEL = "claude-sonnet-4-5"
@@ -174,3 +175,20 @@ def agent_config(
 def agent_driver(name: str, config: ACPConfig) -> ACPAgentDriver:
     """The driver of agent ``name`` built with ``config``."""
     return ACPAgentDriver(config, agent=name)
+
+
+def model_binding(
+    name: str, program: str | Path, *, persistent: bool = False, timeout: float = 180.0
+) -> ModelBinding:
+    """How the suite's scenario clauses point agent ``name`` at the model endpoint they
+    run: the agent's config on the endpoint's URL, home and workspace, with the
+    endpoint's variables (its process marker among them) over the agent's own."""
+
+    def build(endpoint: ModelEndpoint) -> ACPAgentDriver:
+        config = agent_config(
+            name, program, endpoint.base_url, endpoint.home, persistent=persistent, timeout=timeout
+        )
+        update = {"cwd": str(endpoint.workspace), "env": {**config.env, **endpoint.env}}
+        return agent_driver(name, config.model_copy(update=update))
+
+    return ModelBinding(driver=build, protocol=AGENTS[name].protocol)

@@ -230,3 +230,32 @@ def test_every_agent_of_the_lock_is_configured() -> None:
     acp_agents = {n for n, e in lock.items() if n in AGENTS}
     assert acp_agents == set(AGENTS)
     assert os.path.basename(__file__).startswith("test_")
+
+
+@pytest.mark.anyio
+async def test_the_model_binding_wires_the_agent_to_the_endpoint(
+    agent: str, emulator: Emulator, tmp_path: Path
+) -> None:
+    from acp_driver import model_binding
+    from adaptertest.options import ModelEndpoint
+
+    binding = model_binding(agent, installed(agent))
+    assert binding.protocol == AGENTS[agent].protocol
+    (tmp_path / "home").mkdir()
+    (tmp_path / "workspace").mkdir()
+    endpoint = ModelEndpoint(
+        base_url=emulator.base_url,
+        protocol=binding.protocol,
+        home=tmp_path / "home",
+        workspace=tmp_path / "workspace",
+        env={"SCENARIO_MARK": "m-1"},
+        api_key="emulated",
+    )
+    driver = binding.driver(endpoint)
+    assert isinstance(driver, ACPAgentDriver)
+    assert driver.config.cwd == str(endpoint.workspace)
+    assert driver.config.env["SCENARIO_MARK"] == "m-1"
+    response, _ = await run(driver, "Reply with exactly: OK")
+    assert response.failure is None, response.failure
+    assert response.output.strip() == "OK"
+    assert [r for r in emulator.requests if not r.side]
