@@ -7,10 +7,11 @@ configured command). See docs/acp.md for the mapping and the modes.
 from __future__ import annotations
 
 import concurrent.futures
+import math
 import os
 import threading
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, NoReturn
 
 import acp
 import anyio
@@ -257,41 +258,38 @@ class ACPDriver(ProgramDriver[ACPConfig]):
             owned = self._new_agent(config, cwd, inbox)
         session_id = resume_id
         agent: AgentProcess | None = owned
+        deadline = anyio.current_time() + config.timeout if config.timeout else math.inf
         try:
-            try:
-                if owned is not None:
-                    await thread.call(owned.start())
-                    out.event(_spawn_event(owned))
-                else:
-                    shared, started = await thread.call(self._acquire(config, cwd))
-                    agent = shared
-                    if started:
-                        out.event(_spawn_event(shared))
-            except (acp.RequestError, ConnectionError) as exc:
-                if agent is not None:
-                    await thread.call(agent.wait_exit(2.0))
-                turn.failure = _agent_failure("initialize", exc, agent)
-            except OSError as exc:
-                failure = RunFailure(
+            with anyio.CancelScope(deadline=deadline) as startup:
+                try:
+                    if owned is not None:
+                        await thread.call(owned.start())
+                        out.event(_spawn_event(owned))
+                    else:
+                        shared, started = await thread.call(self._acquire(config, cwd))
+                        agent = shared
+                        if started:
+                            out.event(_spawn_event(shared))
+                except (acp.RequestError, ConnectionError) as exc:
+                    if agent is not None:
+                        await thread.call(agent.wait_exit(2.0))
+                    turn.failure = _agent_failure("initialize", exc, agent)
+                except OSError as exc:
+                    self._not_started(out, config, model, exc)
+                if turn.failure is None and agent is not None:
+                    session_id = await self._open_session(thread, agent, resume_id, cwd, turn)
+            if startup.cancelled_caught and turn.failure is None:
+                turn.timed_out = True
+                turn.failure = RunFailure(
                     code=FailureCode.AGENT_ERROR,
-                    message=f"cannot start {config.command[0]}: {exc}",
+                    message=f"the agent was not ready for the prompt within {config.timeout:g} s "
+                    "(initialize or the session took too long)",
                 )
-                _record_failure(out, failure)
-                raise RunError(
-                    failure.message,
-                    response=Response(
-                        transcript=out.transcript,
-                        provider=self.driver_type,
-                        model=model,
-                        summary=failure.message,
-                        failure=failure,
-                    ),
-                ) from exc
-            if turn.failure is None and agent is not None:
-                session_id = await self._open_session(thread, agent, resume_id, cwd, turn)
             if turn.failure is None and agent is not None:
                 out.thread_id = session_id
-                await self._turn(request, sink, config, thread, agent, session_id, out, inbox, turn)
+                await self._turn(
+                    request, sink, config, thread, agent, session_id, out, inbox, turn, deadline
+                )
         except anyio.get_cancelled_exc_class():
             out.fail(RunFailure(code=FailureCode.CANCELLED, message="run cancelled"))
             raise
@@ -305,6 +303,23 @@ class ACPDriver(ProgramDriver[ACPConfig]):
                     await anyio.to_thread.run_sync(thread.stop)
             _drain(inbox, out, turn)
         return self._response(request, out, turn, agent, owned, guard, session_id, model)
+
+    def _not_started(
+        self, out: RunOutput, config: ACPConfig, model: str, error: OSError
+    ) -> NoReturn:
+        """The program could not be started: ``RunError`` with the partial response."""
+        failure = RunFailure(
+            code=FailureCode.AGENT_ERROR, message=f"cannot start {config.command[0]}: {error}"
+        )
+        _record_failure(out, failure)
+        response = Response(
+            transcript=out.transcript,
+            provider=self.driver_type,
+            model=model,
+            summary=failure.message,
+            failure=failure,
+        )
+        raise RunError(failure.message, response=response) from error
 
     async def _open_session(
         self, thread: LoopThread, agent: AgentProcess, resume_id: str, cwd: str, turn: _TurnState
@@ -341,8 +356,9 @@ class ACPDriver(ProgramDriver[ACPConfig]):
         out: RunOutput,
         inbox: Inbox,
         turn: _TurnState,
+        deadline: float,
     ) -> None:
-        """Send the prompt and map what arrives until its answer."""
+        """Send the prompt and map what arrives until its answer (or ``deadline``)."""
         mapper = TurnMapper(
             out, todos=self.declares_todos and request.observation.todos and request.streaming
         )
@@ -375,9 +391,9 @@ class ACPDriver(ProgramDriver[ACPConfig]):
 
         done: _Done | None = None
         try:
-            with anyio.move_on_after(config.timeout or float("inf")) as deadline:
+            with anyio.CancelScope(deadline=deadline) as limit:
                 done = await pump()
-            if deadline.cancelled_caught:
+            if limit.cancelled_caught:
                 turn.timed_out = True
                 with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_GRACE):
                     await cancel_turn()

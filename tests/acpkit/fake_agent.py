@@ -30,6 +30,8 @@ class FakeAgent:
         self._conn = conn
 
     async def initialize(self, protocol_version: int, **kwargs: Any) -> schema.InitializeResponse:
+        if os.environ.get("FAKE_AGENT_STUCK_START"):  # never ready: a deadline must end it
+            await asyncio.Event().wait()
         return schema.InitializeResponse(
             protocol_version=acp.PROTOCOL_VERSION,
             agent_capabilities=schema.AgentCapabilities(load_session=True),

@@ -280,6 +280,17 @@ async def test_a_turn_past_the_deadline_is_cancelled_and_timed_out(tmp_path: Pat
 
 
 @pytest.mark.anyio
+async def test_an_agent_stuck_before_the_prompt_is_timed_out_and_ended(tmp_path: Path) -> None:
+    stuck = config(tmp_path, timeout=2, env={"FAKE_AGENT_STUCK_START": "1"})
+    response, sink = await run(ACPDriver(stuck), "hello")
+    assert response.timed_out
+    assert response.failure is not None
+    assert "not ready for the prompt within 2 s" in response.failure.message
+    assert kinds(sink) == ["run.started", "run.error"]
+    assert not _alive(int(response.metadata["agent.pid"]))
+
+
+@pytest.mark.anyio
 async def test_a_crashed_agent_fails_its_run_with_its_exit_and_stderr(tmp_path: Path) -> None:
     response, sink = await run(ACPDriver(config(tmp_path)), "crash")
     assert response.failure is not None
