@@ -6,9 +6,10 @@ The table (docs/acp.md has it for readers):
   new block when the id changes or something else came in between); an ``assistant``
   item when the block closes.
 - ``agent_thought_chunk``: the same as ``reasoning.*`` blocks and ``thinking`` items.
-- ``tool_call``: ``tool_call.start`` with the call's ``rawInput`` as its arguments, and a
-  ``tool_call`` item. A call announced without input (``pending``) starts at its first
-  update that brings input or a status past pending, or at its permission request.
+- ``tool_call``: ``tool_call.start`` named by the announced title, with the call's
+  ``rawInput`` as its arguments, and a ``tool_call`` item. A call announced without input
+  (none or ``{}``, ``pending``) starts at its first update that brings input or a status
+  past pending, or at its permission request.
 - ``tool_call_update``: ``completed``/``failed`` close the call with
   ``tool_call.result`` (``status``, the text of its content, ``rawOutput``) and a
   ``tool_result`` item; an update of a call never announced (Gemini CLI announces
@@ -158,10 +159,10 @@ class TurnMapper:
             return
         self.close_block()
         known = self._announced.pop(tool_id, None)
-        raw_input = (
-            call.raw_input if call.raw_input is not None else getattr(known, "raw_input", None)
-        )
-        name = call.title or (known.title if known is not None else None) or call.kind or "tool"
+        raw_input = call.raw_input if call.raw_input else getattr(known, "raw_input", None)
+        # The title the call was announced with names the tool ("Terminal"); later titles
+        # tend to describe the invocation ("touch note.txt").
+        name = (known.title if known is not None else None) or call.title or call.kind or "tool"
         args = _args(raw_input)
         self._out.tool_start(tool_id, name, args)
         self._out.item(
@@ -171,7 +172,7 @@ class TurnMapper:
         )
 
     def _tool_call(self, update: schema.ToolCallStart) -> None:
-        if update.raw_input is None and update.status in (None, "pending"):
+        if not update.raw_input and update.status in (None, "pending"):
             self._announced[update.tool_call_id] = update  # wait for its input
             return
         self.start_tool(update)
@@ -180,7 +181,7 @@ class TurnMapper:
     def _tool_progress(self, update: schema.ToolCallStart | schema.ToolCallProgress) -> None:
         tool_id = update.tool_call_id
         if not self._out.tool_started(tool_id):
-            if update.raw_input is None and update.status in (None, "pending"):
+            if not update.raw_input and update.status in (None, "pending"):
                 if tool_id not in self._announced:
                     self._announced[tool_id] = update
                 return
