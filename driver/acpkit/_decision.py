@@ -15,9 +15,12 @@ The effective policy (:func:`driver.effective_human_decision_policy`) decides:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
+import anyio
 from acp import schema
 
 from driver import (
@@ -99,6 +102,20 @@ def decision_request(
     )
 
 
+async def _ask(
+    sink: DecisionCapableSink, asked: DecisionRequest, timeout: timedelta
+) -> DecisionResponse:
+    """The host's answer, or ``timed_out`` once the policy's timeout passed (a negative
+    one never does): the driver does not rely on the sink to keep the deadline."""
+    seconds = timeout.total_seconds()
+    with anyio.move_on_after(seconds if seconds >= 0 else math.inf):
+        try:
+            return await sink.request_decision(asked)
+        except Exception:  # noqa: BLE001 - H5: an error means the decision was aborted
+            return DecisionResponse(result=DecisionResult.ABORTED)
+    return DecisionResponse(result=DecisionResult.TIMED_OUT)
+
+
 async def decide_permission(
     request: Request,
     sink: EventSink,
@@ -115,10 +132,7 @@ async def decide_permission(
         asked = decision_request(request, thread_id, tool_call, options, attempt)
         response = DecisionResponse(result=DecisionResult.REJECTED)
         if policy.permission == HumanDecisionMode.ASK and isinstance(sink, DecisionCapableSink):
-            try:
-                response = await sink.request_decision(asked)
-            except Exception:  # noqa: BLE001 - H5: an error means the decision was aborted
-                response = DecisionResponse(result=DecisionResult.ABORTED)
+            response = await _ask(sink, asked, policy.timeout)
         result = response.result
         picked_allow = any(o.option_id == response.choice and o.kind in _ALLOW for o in options)
         if result == DecisionResult.APPROVED or (

@@ -63,7 +63,7 @@ from driver.clikit._turn import _check_guard
 
 __all__ = ["CANCEL_GRACE", "ACPDriver"]
 
-CANCEL_GRACE = 10.0
+CANCEL_GRACE = 5.0
 """Seconds a cancelled turn gets to answer its prompt with ``cancelled``."""
 
 _STOP_FAILURES = {
@@ -73,6 +73,9 @@ _STOP_FAILURES = {
     "refusal": "the agent refused the prompt (stop reason refusal)",
     "cancelled": "the agent cancelled the turn on its own (stop reason cancelled)",
 }
+
+
+_CANCELLED = schema.RequestPermissionResponse(outcome=schema.DeniedOutcome(outcome="cancelled"))
 
 
 @dataclass(slots=True)
@@ -370,6 +373,9 @@ class ACPDriver(ProgramDriver[ACPConfig]):
                 turn.cancel_sent = True
                 await thread.call(_cancel(agent, session_id))
 
+        waiting: list[PermissionAsk] = []
+        """A permission request being decided: answered ``cancelled`` if the run ends."""
+
         async def pump() -> _Done | None:
             while True:
                 item = await inbox.get()
@@ -379,9 +385,19 @@ class ACPDriver(ProgramDriver[ACPConfig]):
                     return item
                 if isinstance(item, PermissionAsk):
                     mapper.start_tool(item.tool_call)
+                    if turn.cancel_sent:  # nothing is asked once the turn is being cancelled
+                        thread.call_soon(_resolve, item, _CANCELLED)
+                        continue
+                    waiting.append(item)
+                    # A human's time is the policy's to bound, not the run's deadline's: the
+                    # deadline stands still while the host decides.
+                    asked_at, paused = anyio.current_time(), limit.deadline
+                    limit.deadline = math.inf
                     decided = await decide_permission(
                         request, sink, session_id, item.tool_call, item.options
                     )
+                    limit.deadline = paused + (anyio.current_time() - asked_at)
+                    waiting.remove(item)
                     thread.call_soon(_resolve, item, decided.response)
                     if decided.failure is not None and turn.failure is None:
                         turn.failure = decided.failure
@@ -390,8 +406,9 @@ class ACPDriver(ProgramDriver[ACPConfig]):
                 _take(item, out, mapper, turn)
 
         done: _Done | None = None
+        limit = anyio.CancelScope(deadline=deadline)
         try:
-            with anyio.CancelScope(deadline=deadline) as limit:
+            with limit:
                 done = await pump()
             if limit.cancelled_caught:
                 turn.timed_out = True
@@ -400,6 +417,8 @@ class ACPDriver(ProgramDriver[ACPConfig]):
                     done = await pump()
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_GRACE):
+                for ask in waiting:  # ACP: a cancelled turn's open requests answer cancelled
+                    thread.call_soon(_resolve, ask, _CANCELLED)
                 await cancel_turn()
                 await pump()
             mapper.close_block()

@@ -221,6 +221,75 @@ async def test_retry_asks_again_and_a_timeout_fails_with_decision_timeout(tmp_pa
     assert response.failure.human_decision.attempts == 2
 
 
+class SilentSink(RecordingSink):
+    """A host that never answers; records when it was asked and whether its call ended."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked_at: list[float] = []
+        self.ended = 0
+
+    async def request_decision(self, request: DecisionRequest) -> DecisionResponse:
+        self.asked_at.append(anyio.current_time())
+        try:
+            await anyio.sleep_forever()
+        finally:
+            self.ended += 1
+        raise AssertionError("unreachable")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("on_timeout", [FailureAction.ABORT, FailureAction.CONTINUE])
+async def test_an_unanswered_decision_times_out_at_the_policys_timeout(
+    tmp_path: Path, on_timeout: FailureAction
+) -> None:
+    sink = SilentSink()
+    policy = permission_policy(
+        HumanDecisionMode.ASK, timeout=timedelta(seconds=6), on_timeout=on_timeout
+    )
+    # The run's own deadline is shorter than the decision's: a human's time is not the run's.
+    driver = ACPDriver(config(tmp_path, timeout=5))
+    response, _ = await run(driver, "permission", sink, policy=policy)
+    [asked_at] = sink.asked_at
+    assert sink.ended == 1  # the sink's call was ended, not left waiting
+    assert anyio.current_time() - asked_at >= 6.0
+    assert not response.timed_out
+    if on_timeout == FailureAction.ABORT:
+        assert response.failure is not None
+        assert response.failure.code == FailureCode.TIMEOUT
+        assert response.failure.human_decision is not None
+        assert response.failure.human_decision.decision == DecisionResult.TIMED_OUT
+    else:
+        assert response.failure is None
+        assert response.output == "denied:no"
+
+
+@pytest.mark.anyio
+async def test_cancelling_while_a_decision_waits_answers_the_agent_cancelled(
+    tmp_path: Path,
+) -> None:
+    sink = SilentSink()
+    policy = permission_policy(HumanDecisionMode.ASK, timeout=timedelta(seconds=-1))
+    driver = ACPDriver(config(tmp_path))
+    with anyio.fail_after(DEADLINE):
+        async with anyio.create_task_group() as group:
+
+            async def turn() -> None:
+                await driver.run(Request(prompt="permission", streaming=True, policy=policy), sink)
+
+            group.start_soon(turn)
+            while not sink.asked_at:
+                await anyio.sleep(0.05)
+            cancelled_at = anyio.current_time()
+            group.cancel_scope.cancel()
+    assert anyio.current_time() - cancelled_at < 15  # the answer, then closing the agent
+    assert sink.ended == 1
+    assert sink.stream[-1].kind == StreamKind.RUN_ERROR
+    wire = b"".join(e.chunk for e in sink.events if e.type == RunEventType.CHUNK)
+    # The agent was told the request was cancelled: it said so before it ended the turn.
+    assert b"denied:cancelled" in wire
+
+
 @pytest.mark.anyio
 async def test_auto_modes_answer_without_asking(tmp_path: Path) -> None:
     driver = ACPDriver(config(tmp_path))
