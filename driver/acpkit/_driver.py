@@ -46,12 +46,11 @@ from driver import (
     StreamPayload,
     StructuredOutputSource,
     StructuredOutputUnsupportedError,
-    SystemPromptUnsupportedError,
-    SystemPromptUnsupportedReason,
     TranscriptItem,
     TranscriptKind,
     Usage,
     WorkspaceCapability,
+    check_append_system_prompt,
 )
 from driver.acpkit._agent import AgentProcess, PermissionAsk, SessionUpdate, StderrChunk, WireLine
 from driver.acpkit._bridge import Inbox, LoopThread
@@ -220,10 +219,8 @@ class ACPDriver(ProgramDriver[ACPConfig]):
             raise StructuredOutputUnsupportedError(
                 self.driver_type, "ACP has no native structured output"
             )
-        if request.append_system_prompt:
-            raise SystemPromptUnsupportedError(
-                self.driver_type, SystemPromptUnsupportedReason.UNSUPPORTED
-            )
+        # ACP version 1 has no way to append to an agent's system prompt.
+        check_append_system_prompt(self.driver_type, request.append_system_prompt, supported=False)
         state = request.session.state if request.session is not None else None
         resume_id = state.resume_id if state is not None else ""
         cwd = os.path.abspath(request.workspace.cwd or config.cwd or os.getcwd())
@@ -232,7 +229,7 @@ class ACPDriver(ProgramDriver[ACPConfig]):
             SESSION_PARAM_PROFILE_FINGERPRINT: request.profile_payload.session_fingerprint(),
         }
         if state is not None:
-            _check_guard(state, guard)
+            _check_guard(state, guard, "")  # no append: refused above
         model = request.model_override or config.model
         out = RunOutput(
             sink, streaming=request.streaming, run_id=request.run_id, thread_id=resume_id
