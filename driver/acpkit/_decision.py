@@ -16,8 +16,10 @@ The effective policy (:func:`driver.effective_human_decision_policy`) decides:
 from __future__ import annotations
 
 import math
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import anyio
@@ -32,11 +34,15 @@ from driver import (
     EventSink,
     FailureAction,
     FailureCode,
+    HITLRequestedPayload,
+    HITLResolvedPayload,
     HumanDecisionFailure,
     HumanDecisionKind,
     HumanDecisionMode,
     Request,
     RunFailure,
+    StreamKind,
+    StreamPayload,
     effective_human_decision_policy,
 )
 
@@ -102,18 +108,52 @@ def decision_request(
     )
 
 
+Emit = Callable[[StreamPayload], None]
+"""Where the ``hitl.requested`` / ``hitl.resolved`` payloads of a decision go."""
+
+
 async def _ask(
-    sink: DecisionCapableSink, asked: DecisionRequest, timeout: timedelta
+    sink: DecisionCapableSink, asked: DecisionRequest, timeout: timedelta, emit: Emit
 ) -> DecisionResponse:
     """The host's answer, or ``timed_out`` once the policy's timeout passed (a negative
-    one never does): the driver does not rely on the sink to keep the deadline."""
+    one never does): the driver does not rely on the sink to keep the deadline. The
+    decision is announced by ``hitl.requested`` before the sink is asked and closed by
+    ``hitl.resolved`` once the call ended (a cancelled run ends without it)."""
     seconds = timeout.total_seconds()
+    emit(
+        StreamPayload(
+            kind=StreamKind.HITL_REQUESTED,
+            tool_call_id=asked.tool_call_id,
+            hitl_requested=HITLRequestedPayload.model_validate(
+                asked.model_dump(include=set(HITLRequestedPayload.model_fields))
+            ),
+        )
+    )
+    started = anyio.current_time()
+    response = DecisionResponse(result=DecisionResult.TIMED_OUT)
     with anyio.move_on_after(seconds if seconds >= 0 else math.inf):
         try:
-            return await sink.request_decision(asked)
+            response = await sink.request_decision(asked)
         except Exception:  # noqa: BLE001 - H5: an error means the decision was aborted
-            return DecisionResponse(result=DecisionResult.ABORTED)
-    return DecisionResponse(result=DecisionResult.TIMED_OUT)
+            response = DecisionResponse(result=DecisionResult.ABORTED)
+    emit(
+        StreamPayload(
+            kind=StreamKind.HITL_RESOLVED,
+            tool_call_id=asked.tool_call_id,
+            hitl_resolved=HITLResolvedPayload(
+                request_id=asked.request_id,
+                kind=asked.kind,
+                source=asked.source,
+                retry_attempt=asked.retry_attempt,
+                result=response.result,
+                choice=response.choice,
+                answer=response.answer,
+                resolved_at=datetime.now(UTC),
+                latency=timedelta(seconds=anyio.current_time() - started),
+            ),
+        )
+    )
+    return response
 
 
 async def decide_permission(
@@ -122,6 +162,7 @@ async def decide_permission(
     thread_id: str,
     tool_call: schema.ToolCallUpdate,
     options: list[schema.PermissionOption],
+    emit: Emit,
 ) -> PermissionOutcome:
     """Answer one permission request as the run's policy says (see the module)."""
     policy = effective_human_decision_policy(request.policy.human_decision)
@@ -132,7 +173,16 @@ async def decide_permission(
         asked = decision_request(request, thread_id, tool_call, options, attempt)
         response = DecisionResponse(result=DecisionResult.REJECTED)
         if policy.permission == HumanDecisionMode.ASK and isinstance(sink, DecisionCapableSink):
-            response = await _ask(sink, asked, policy.timeout)
+            now = datetime.now(UTC)
+            seconds = policy.timeout.total_seconds()
+            asked = asked.model_copy(
+                update={
+                    "request_id": uuid.uuid4().hex,
+                    "created_at": now,
+                    "deadline": now + policy.timeout if seconds > 0 else None,
+                }
+            )
+            response = await _ask(sink, asked, policy.timeout, emit)
         result = response.result
         picked_allow = any(o.option_id == response.choice and o.kind in _ALLOW for o in options)
         if result == DecisionResult.APPROVED or (

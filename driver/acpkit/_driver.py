@@ -130,7 +130,7 @@ class ACPDriver(ProgramDriver[ACPConfig]):
     declares_todos: ClassVar[bool] = False
     """Map ``plan`` updates to ``todo.updated`` (declared for streaming runs)."""
     capability: ClassVar[StreamCapability] = StreamCapability(
-        native=True, token_level=True, reasoning=True
+        native=True, token_level=True, reasoning=True, hitl=True
     )
     config_type: ClassVar[type[ACPConfig]] = ACPConfig
 
@@ -391,7 +391,7 @@ class ACPDriver(ProgramDriver[ACPConfig]):
                     asked_at, paused = anyio.current_time(), limit.deadline
                     limit.deadline = math.inf
                     decided = await decide_permission(
-                        request, sink, session_id, item.tool_call, item.options
+                        request, sink, session_id, item.tool_call, item.options, out.stream
                     )
                     limit.deadline = paused + (anyio.current_time() - asked_at)
                     waiting.remove(item)

@@ -188,6 +188,16 @@ async def test_the_host_decides_a_permission_request(
     assert (asked.kind, asked.source, asked.tool_call_id) == ("permission", "acp", "call-1")
     assert [c.key for c in asked.choices] == ["yes", "always", "no", "never"]
     assert asked.payload["tool_call"]["rawInput"] == {"command": "ls"}
+    # The decision is framed in the stream: after the call started, one requested and one
+    # resolved payload with the request's id, the resolution saying the host's answer.
+    framed = [p for p in sink.stream if p.kind.startswith(("hitl.", "tool_call.start"))]
+    assert [p.kind for p in framed] == ["tool_call.start", "hitl.requested", "hitl.resolved"]
+    requested, resolved = framed[1].hitl_requested, framed[2].hitl_resolved
+    assert requested is not None
+    assert resolved is not None
+    assert asked.request_id
+    assert requested.request_id == resolved.request_id == asked.request_id
+    assert resolved.result == answer.result
 
 
 @pytest.mark.anyio
@@ -254,6 +264,8 @@ async def test_an_unanswered_decision_times_out_at_the_policys_timeout(
     assert sink.ended == 1  # the sink's call was ended, not left waiting
     assert anyio.current_time() - asked_at >= 6.0
     assert not response.timed_out
+    resolved = [p.hitl_resolved for p in sink.stream if p.kind == StreamKind.HITL_RESOLVED]
+    assert [r.result for r in resolved if r is not None] == [DecisionResult.TIMED_OUT]
     if on_timeout == FailureAction.ABORT:
         assert response.failure is not None
         assert response.failure.code == FailureCode.TIMEOUT
@@ -284,6 +296,8 @@ async def test_cancelling_while_a_decision_waits_answers_the_agent_cancelled(
             group.cancel_scope.cancel()
     assert anyio.current_time() - cancelled_at < 15  # the answer, then closing the agent
     assert sink.ended == 1
+    hitl = [p.kind for p in sink.stream if p.kind.startswith("hitl.")]
+    assert hitl == ["hitl.requested"]  # the wait was cut: nothing resolved it
     assert sink.stream[-1].kind == StreamKind.RUN_ERROR
     wire = b"".join(e.chunk for e in sink.events if e.type == RunEventType.CHUNK)
     # The agent was told the request was cancelled: it said so before it ended the turn.
