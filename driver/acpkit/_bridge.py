@@ -10,8 +10,8 @@ from the other.
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
-import queue
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -22,8 +22,6 @@ import anyio.to_thread
 __all__ = ["Inbox", "LoopThread"]
 
 T = TypeVar("T")
-
-_CLOSED = object()
 
 
 class LoopThread:
@@ -81,28 +79,43 @@ class LoopThread:
 
 
 class Inbox:
-    """Messages from the loop thread to one run, in the order they were put."""
+    """Messages from the loop thread to one run, in the order they were put.
+
+    A waiting :meth:`get` only watches for an item in a worker thread and takes it on the
+    run's side, so a wait abandoned by a cancellation takes nothing from the next one.
+    """
 
     def __init__(self) -> None:
-        self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._items: collections.deque[object] = collections.deque()
+        self._ready = threading.Condition()
+        self._closed = False
 
     def put(self, item: object) -> None:
-        """Add an item; safe from any thread, never blocks."""
-        self._queue.put(item)
+        """Add an item; safe from any thread, never blocks for long."""
+        with self._ready:
+            self._items.append(item)
+            self._ready.notify_all()
+
+    def _wait(self) -> None:
+        with self._ready:
+            self._ready.wait_for(lambda: bool(self._items) or self._closed)
 
     async def get(self) -> object | None:
-        """The next item, waited for in a worker thread; None once :meth:`close` ran."""
-        item = await anyio.to_thread.run_sync(self._queue.get, abandon_on_cancel=True)
-        return None if item is _CLOSED else item
+        """The next item, waited for in a worker thread; None once closed and empty."""
+        while True:
+            item = self.get_nowait()
+            if item is not None or self._closed:
+                return item
+            await anyio.to_thread.run_sync(self._wait, abandon_on_cancel=True)
 
     def get_nowait(self) -> object | None:
         """The next item if one is there, else None."""
-        try:
-            item = self._queue.get_nowait()
-        except queue.Empty:
-            return None
-        return None if item is _CLOSED else item
+        with self._ready:
+            return self._items.popleft() if self._items else None
 
     def close(self) -> None:
-        """Wake a pending (or abandoned) :meth:`get` so its worker thread ends."""
-        self._queue.put(_CLOSED)
+        """Wake every waiting (or abandoned) :meth:`get` so its worker thread ends; items
+        already in stay readable."""
+        with self._ready:
+            self._closed = True
+            self._ready.notify_all()

@@ -294,13 +294,13 @@ class ACPDriver(ProgramDriver[ACPConfig]):
             out.fail(RunFailure(code=FailureCode.CANCELLED, message="run cancelled"))
             raise
         finally:
-            inbox.close()
             with anyio.CancelScope(shield=True):
                 if agent is not None and session_id:
                     thread.call_soon(agent.detach, session_id)
                 if owned is not None:
                     await thread.call(owned.close())
                     await anyio.to_thread.run_sync(thread.stop)
+            inbox.close()
             _drain(inbox, out, turn)
         return self._response(request, out, turn, agent, owned, guard, session_id, model)
 
