@@ -49,6 +49,7 @@ PROBE_FUNCTIONS: dict[str, tuple[str, str]] = {
     "drift": ("adaptertest.dft", "probe_drift"),
     "fresh_process": ("adaptertest.ses", "probe_fresh_process"),
     "system_prompt": ("adaptertest.sysprompt", "probe_system_prompt"),
+    "hitl": ("adaptertest.hil", "probe_hitl"),
 }
 """Probe name -> (family module, function): where the code that judges it lives.
 

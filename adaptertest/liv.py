@@ -33,6 +33,7 @@ from adaptertest._calls import (
     driver_location,
     is_driver_fault,
     is_unrequested_cancel,
+    launch_failure,
 )
 from adaptertest._probe import ProbeContext
 from adaptertest._shape import shape_problem
@@ -86,6 +87,7 @@ __all__ = [
     "outcome_summary",
     "probe_live_run",
     "probe_live_structured_output",
+    "run_in_scope",
     "run_on_loop",
     "run_once",
     "stream_plan",
@@ -143,9 +145,14 @@ def _outcome_parts(
     """What makes an outcome a failure; ``detail`` adds where the driver raised and the
     (marked) exception and failure messages."""
     parts: list[str] = []
+    launch = None if error is None else launch_failure(error)
     if error is not None:
         brief = f"run() raised {error_type(error)}"
-        parts.append(describe_error("run()", error) if detail else brief)
+        if launch is not None and detail:
+            # The OS's own words: shown as they are, there is no provider text to withhold.
+            where = driver_location(error)
+            brief += f"{f' at {where}' if where else ''}: {launch}"
+        parts.append(describe_error("run()", error) if detail and launch is None else brief)
     if response is None:
         parts.append("no Response")
         return parts
@@ -158,7 +165,10 @@ def _outcome_parts(
     failure = response.failure
     if failure is not None:
         code = f"failure {str(failure.code)!r}"
-        parts.append(f"{code}: {provider_text(failure.message)}" if detail else code)
+        if detail and launch is not None and failure.message == str(error):
+            parts.append(f"{code}: the same")
+        else:
+            parts.append(f"{code}: {provider_text(failure.message)}" if detail else code)
     return parts
 
 
@@ -438,9 +448,19 @@ async def run_once(
     A raised exception is data. The deadline passing before ``run`` returned counts as
     a timeout even when the driver swallowed the cancellation and returned anyway.
     """
+    scope = anyio.CancelScope(deadline=anyio.current_time() + timeout)
+    return await run_in_scope(run, request, sink, scope)
+
+
+async def run_in_scope(
+    run: RunCallable, request: Request, sink: RecordingSink, scope: anyio.CancelScope
+) -> LiveRun:
+    """Call ``run(request, sink)`` inside ``scope`` (its deadline, or whoever cancels
+    it), then seal the sink. ``timed_out`` says the scope was cancelled before ``run``
+    returned, even when the driver swallowed the cancellation and returned anyway."""
     result = LiveRun()
     start = time.perf_counter()
-    with anyio.move_on_after(timeout) as scope:
+    with scope:
         try:
             value = run(request, sink)
             if inspect.isawaitable(value):

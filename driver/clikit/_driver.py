@@ -64,10 +64,6 @@ class CLIDriver(ProgramDriver[ConfigT]):
     schema_in_file: ClassVar[bool] = False
     """The CLI reads a native output schema from a file (a temporary one is written for
     the run and removed after it), not from its command line."""
-    supported_cli_versions: ClassVar[str] = ""
-    """The CLI releases this driver supports, as a range such as ``">=2.1.323,<2.2"``;
-    empty means undeclared. ``adaptertest sweep --supported MODULE:CLASS`` marks the
-    releases outside it."""
 
     terminal_grace: ClassVar[float] = TERMINAL_GRACE_SECONDS
     """Seconds the CLI may keep running after its terminal line (background tasks, MCP

@@ -22,7 +22,7 @@ from driver import (
 )
 from driver.clikit._codec import ResumeCodec
 from driver.clikit._config import CLIConfig, masked_env
-from driver.clikit._probes import program_report
+from driver.clikit._probes import npm_package_version, program_report
 
 __all__ = ["ProgramDriver"]
 
@@ -41,6 +41,11 @@ class ProgramDriver(ABC, Generic[ConfigT]):
     """What the environment report suggests when the program is missing."""
     capability: ClassVar[StreamCapability]
     """What :meth:`stream_capability` declares."""
+    supported_cli_versions: ClassVar[str] = ""
+    """The releases of the program this driver supports, as a range such as
+    ``">=2.1.323,<2.2"``; empty means undeclared. The environment report (CAP-03) warns,
+    naming both, when the installed release (:meth:`installed_cli_version`) is outside
+    it, and ``adaptertest sweep --supported MODULE:CLASS`` marks the releases outside it."""
 
     def __init__(self, config_type: type[ConfigT], config: ConfigT | None) -> None:
         """``config_type`` is the subclass's config; None means its defaults."""
@@ -74,7 +79,20 @@ class ProgramDriver(ABC, Generic[ConfigT]):
     async def check_environment(self, config: object | None) -> EnvironmentReport:
         """Report whether the configured program can be found (CAP-03)."""
         program = self._config_for(config).command[0]
-        return program_report(self.driver_type, program, self.install_hint)
+        return program_report(
+            self.driver_type,
+            program,
+            self.install_hint,
+            supported=self.supported_cli_versions,
+            version_of=self.installed_cli_version,
+        )
+
+    def installed_cli_version(self, binary: str) -> str | None:
+        """The release of the program at ``binary``, for the environment report's
+        comparison with :attr:`supported_cli_versions`: by default the version of the npm
+        package that provides it (nothing is executed); None when unknown. Override it for
+        a program that is not installed with npm."""
+        return npm_package_version(binary)
 
     async def config_schema(self, config: object | None) -> ConfigSchema | None:
         """Return the descriptor's static schema (CAP-08)."""
