@@ -8,6 +8,7 @@ home and workspace (:func:`acp_driver.agent_config` says what each agent is give
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Iterator
@@ -16,7 +17,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from acp_driver import AGENTS, ACPAgentDriver, agent_config, agent_driver
+import adaptertest
+from acp_driver import AGENTS, ACPAgentDriver, agent_config, agent_driver, model_binding
 from adaptertest import Level, RecordingSink, realcli
 from adaptertest import clikit as testing
 from adaptertest.emulator import Emulator, Scenario
@@ -113,6 +115,27 @@ def test_the_suite_reaches_level_live(
     config = configure(agent, emulator.base_url, tmp_path, persistent=persistent)
     options = testing.conformance_options(config, resume_id="", concurrent_runs=2, backend=backend)
     testing.check_conformance_level(lambda: agent_driver(agent, config), options, Level.LIVE)
+
+
+HUMAN_DECISIONS = ("claude-acp", "gemini")
+"""Agents whose shell tool has the name the HIL cases' scripted model calls for their model
+protocol (``Bash`` for Anthropic, ``run_shell_command`` for Gemini)."""
+
+
+@pytest.mark.parametrize("name", HUMAN_DECISIONS)
+def test_the_human_decision_clauses_pass(name: str, emulator: Emulator, tmp_path: Path) -> None:
+    program = installed(name)
+    config = configure(name, emulator.base_url, tmp_path)
+    options = testing.conformance_options(config, resume_id="", backend="asyncio")
+    options = dataclasses.replace(options, model_binding=model_binding(name, program))
+    report = adaptertest.check_driver(lambda: agent_driver(name, config), options)
+    verdicts = {r.clause: r for r in report.results if r.clause.startswith("HIL-")}
+    failing = [r.describe() for r in verdicts.values() if r.status.is_failure]
+    assert not failing, failing
+    passed = sorted(c for c, r in verdicts.items() if r.status.value == "passed")
+    # HIL-07 is a question's answer: ACP version 1 has no question kind to ask with.
+    assert passed == [f"HIL-0{n}" for n in (1, 2, 3, 4, 5, 6, 8, 9)], passed
+    assert report.level is Level.LIVE, report.summary()
 
 
 @pytest.mark.anyio
