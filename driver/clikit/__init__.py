@@ -49,6 +49,7 @@ from driver.clikit._probes import cli_config_schema, program_report
 from driver.clikit._process import (
     DRAIN_SECONDS,
     KILL_GRACE_SECONDS,
+    READ_SIZE,
     STDERR_KEEP,
     TERMINAL_GRACE_SECONDS,
     LineFramer,
@@ -67,6 +68,7 @@ from driver.clikit._structured import (
 )
 from driver.clikit._turn import (
     GUARDED_KEYS,
+    LineJudge,
     MetadataSource,
     SessionCarry,
     SessionMismatchError,
@@ -80,6 +82,7 @@ __all__ = [
     "DRAIN_SECONDS",
     "GUARDED_KEYS",
     "KILL_GRACE_SECONDS",
+    "READ_SIZE",
     "REDACTED",
     "STDERR_KEEP",
     "STDERR_TAIL",
@@ -89,6 +92,7 @@ __all__ = [
     "CLIDriver",
     "JsonlParser",
     "LineFramer",
+    "LineJudge",
     "MetadataSource",
     "NativeSchema",
     "ProcessOutcome",
