@@ -499,7 +499,7 @@ class ReferenceDriver:
         history: list[dict[str, object]] = []
         if state is not None:
             self._check_guard(state, request, cwd)
-            stored = load_history(config.home, state.resume_id)
+            stored = self._load_history(state.resume_id)
             if stored is None:
                 raise RunError(f"no stored session {state.resume_id!r} to resume")
             history = stored
@@ -532,6 +532,7 @@ class ReferenceDriver:
                     cwd=cwd,
                     env=config.env,
                     out=out,
+                    retries=config.model_retries,
                 )
             except ModelFault as exc:
                 fault = exc
@@ -543,7 +544,7 @@ class ReferenceDriver:
             return self._fail(out, model, failure, timed_out=True)
         if fault is not None:
             return self._fail(out, model, fault_failure(fault))
-        save_history(config.home, session_id, talk.messages)
+        self._save_history(session_id, talk.messages)
         usage = talk.usage
         out.item(
             TranscriptItem(
@@ -563,6 +564,15 @@ class ReferenceDriver:
             model=talk.model or model,
             summary="reference run finished",
         )
+
+    def _load_history(self, session_id: str) -> list[dict[str, object]] | None:
+        """The stored conversation of a session (None: no such session)."""
+        # provider: a CLI keeps its sessions itself; the driver passes only the handle.
+        return load_history(self._config.home, session_id)
+
+    def _save_history(self, session_id: str, messages: list[dict[str, object]]) -> None:
+        """Store the conversation under the home, where a new process finds it."""
+        save_history(self._config.home, session_id, messages)
 
     @staticmethod
     def _check_guard(state: SessionState, request: Request, cwd: str) -> None:

@@ -30,11 +30,12 @@ from typing import Any, ClassVar
 from unittest.mock import patch
 
 import anyio
+from scenario_mutants import SCENARIO_MUTANTS
 
 import adaptertest.cap
 import adaptertest.liv
 from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES
-from adaptertest.options import Drift, Options
+from adaptertest.options import Drift, ModelBinding, Options
 from adaptertest.so import structured_request
 from claude_driver import ClaudeConfig, ClaudeDriver, ClaudeStreamParser
 from driver import (
@@ -2325,6 +2326,11 @@ MUTANTS: tuple[Mutant, ...] = (
         lambda: IgnoresAppend(model=IGNORE_MODEL),
         _live(model_requests=IGNORE_MODEL.requests_so_far),
     ),
+    # --- scenario clauses: the network mode, bound to the suite's model emulator ---
+    *(
+        Mutant(m.cls.__name__, m.clause, m.description, m.cls, _opts(model_binding=m.binding))
+        for m in SCENARIO_MUTANTS
+    ),
 )
 
 
@@ -2343,6 +2349,9 @@ def _shown(value: object) -> str:
         return f"{type(value).__name__}({inner})"
     if isinstance(value, tuple):
         return "(" + ", ".join(repr(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, ModelBinding):
+        ref = f", ref={value.ref!r}" if value.ref else ""
+        return f"ModelBinding(the network mode, protocol={value.protocol!r}{ref})"
     if callable(value):
         return "(the scripted model's requests)"
     return repr(value)
