@@ -87,6 +87,10 @@ SETTLE = 3.0
 just before run() returned may still be going down)."""
 
 _END_GRACE = 2.0
+
+RUN_NOTE = "{label} scenario ({stage}), run {number}: a run took {seconds:.3f} s"
+"""The note each scenario run leaves on its clause: what the driver itself took (the
+stage's marker prefix and the run's number keep two such notes apart)."""
 _POLL = 0.02
 
 
@@ -155,6 +159,7 @@ class Stage:
     endpoint: ModelEndpoint = field(init=False)
     marker: str = field(init=False, default="")
     _root: Path | None = field(init=False, default=None)
+    _runs: int = field(init=False, default=0)
 
     def __enter__(self) -> Self:
         self._root = Path(tempfile.mkdtemp(prefix="adaptertest-scenario-"))
@@ -317,7 +322,17 @@ class Stage:
             for clause in clauses:
                 self.ctx.fail(clause, problem)
             return None
+        self.note_run(clauses, outcome.elapsed)
         return outcome.value
+
+    def note_run(self, clauses: Sequence[str], seconds: float) -> None:
+        """Note how long a run of this scenario took (the battery's floor: the benchmark
+        adds these up; see :data:`RUN_NOTE`)."""
+        self._runs += 1
+        note = RUN_NOTE.format(
+            label=self.label, stage=self.marker[:8], number=self._runs, seconds=seconds
+        )
+        self.ctx.note(note, clauses=clauses)
 
     # -- processes ------------------------------------------------------------------------
 
