@@ -142,6 +142,18 @@ def scenario_request(name: str, prompt: str, workspace: Path) -> Request:
     return request
 
 
+@dataclass(frozen=True)
+class CancelledRun:
+    """A run the suite cancelled once the model had its request."""
+
+    result: LiveRun
+    latency: float | None
+    """Seconds from the cancellation to run() ending; None: the model never got the
+    request (the run ended first, or never asked), so nothing was cancelled."""
+    propagated: bool
+    """Whether run() let the cancellation out (raised the backend's cancellation)."""
+
+
 @dataclass
 class Stage:
     """One scenario's world: emulator, fresh home and workspace, process marker.
@@ -255,9 +267,9 @@ class Stage:
 
     def run_and_cancel(
         self, driver: object, request: Request, clauses: Sequence[str]
-    ) -> tuple[LiveRun, float] | None:
-        """Start a run, cancel it once the model has its first main request, and return
-        the run and the seconds from the cancellation to run() ending."""
+    ) -> CancelledRun | None:
+        """Start a run, cancel it (its anyio cancel scope) once the model has the run's
+        first main request, and say how long run() took to end after that."""
         run = self.ctx.method("run", driver)
         if run is None:
             for clause in clauses:
@@ -268,9 +280,10 @@ class Stage:
         sink = RecordingSink()
         emulator = self.emulator
 
-        async def go() -> tuple[LiveRun, float]:
+        async def go() -> CancelledRun:
             result = LiveRun()
-            cancelled_at: list[float] = []
+            asked: list[float] = []
+            propagated = False
             leftovers = Leftovers()
 
             async def cancel_when_asked(scope: anyio.CancelScope) -> None:
@@ -279,7 +292,7 @@ class Stage:
                 with anyio.move_on_after(wait):
                     while not emulator.main_requests:
                         await anyio.sleep(_POLL)
-                cancelled_at.append(time.monotonic())
+                    asked.append(time.monotonic())
                 scope.cancel()
 
             start = time.monotonic()
@@ -293,6 +306,7 @@ class Stage:
                         result.value = value
                     except anyio.get_cancelled_exc_class() as exc:
                         result.error = exc
+                        propagated = True
                         raise
                     except Exception as exc:  # noqa: BLE001 - the driver's raise is data
                         result.error = exc
@@ -303,12 +317,10 @@ class Stage:
             result.elapsed = ended - start
             await leftovers.settle()
             result.capture(sink)
-            latency = ended - cancelled_at[0] if cancelled_at else -1.0
-            return result, latency
+            latency = ended - asked[0] if asked else None
+            return CancelledRun(result, latency, propagated)
 
-        ran: tuple[LiveRun, float] | None = self._on_loop(
-            go, wait + grace, "the cancelled run", clauses
-        )
+        ran: CancelledRun | None = self._on_loop(go, wait + grace, "the cancelled run", clauses)
         return ran
 
     def _on_loop(self, go: Any, timeout: float, label: str, clauses: Sequence[str]) -> Any:
