@@ -36,11 +36,12 @@ from typing import Any, Self
 import anyio
 
 from adaptertest._calls import LATE_WINDOW, Leftovers, describe_error, describe_hang
+from adaptertest._fresh import _import_ref
 from adaptertest._probe import ProbeContext
 from adaptertest._violation import Violation
 from adaptertest.clauses import CLAUSES
 from adaptertest.emulator import Emulator, EmulatorError, RecordedRequest, Scenario
-from adaptertest.liv import LOOP_SLACK, LiveRun, error_type, live_request, run_once
+from adaptertest.liv import LOOP_SLACK, LiveRun, error_type, live_request, run_settled
 from adaptertest.options import DEFAULT_SCENARIO_DEADLINE, ModelBinding, ModelEndpoint
 from adaptertest.prc import verify_nothing_left
 from adaptertest.sink import RecordingSink
@@ -56,6 +57,7 @@ __all__ = [
     "SCENARIO_MARKER_VARIABLE",
     "Observed",
     "Stage",
+    "binding_from_ref",
     "clauses_of",
     "gate",
     "items",
@@ -92,6 +94,16 @@ RUN_NOTE = "{label} scenario ({stage}), run {number}: a run took {seconds:.3f} s
 """The note each scenario run leaves on its clause: what the driver itself took (the
 stage's marker prefix and the run's number keep two such notes apart)."""
 _POLL = 0.02
+
+
+def binding_from_ref(ref: str) -> ModelBinding:
+    """The binding ``"module:attr"`` names: a ModelBinding, or a function returning one."""
+    found = _import_ref(ref)
+    if not isinstance(found, ModelBinding) and callable(found):
+        found = found()
+    if not isinstance(found, ModelBinding):
+        raise TypeError(f"{ref} is a {type(found).__qualname__}, not a ModelBinding")
+    return found
 
 
 def gate(ctx: ProbeContext, clauses: Sequence[str]) -> tuple[ModelBinding | None, list[str]]:
@@ -253,14 +265,9 @@ class Stage:
                 self.ctx.fail(clause, f"{type(driver).__qualname__} has no callable run() method")
             return None
         timeout = self.deadline + self.binding.grace
-        sink = RecordingSink()
 
         async def go() -> LiveRun:
-            leftovers = Leftovers()
-            result = await run_once(run, request, sink, timeout)
-            await leftovers.settle()
-            result.capture(sink)
-            return result
+            return await run_settled(run, request, timeout)
 
         ran: LiveRun | None = self._on_loop(go, timeout, named, clauses)
         return ran

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from adaptertest import ClauseStatus, ConformanceReport, ModelBinding, Options, check_driver
 from adaptertest._fresh import _import_ref
+from adaptertest._scenarios import binding_from_ref
 from adaptertest.clauses import CLAUSES, Mode
 from adaptertest.options import Backend
 
@@ -77,15 +78,6 @@ def battery(
     )
 
 
-def _binding(ref: str) -> ModelBinding:
-    found = _import_ref(ref)
-    if not isinstance(found, ModelBinding) and callable(found):
-        found = found()
-    if not isinstance(found, ModelBinding):
-        raise SystemExit(f"{ref} is not a ModelBinding (nor a function returning one)")
-    return found
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--binding", default="referencedriver._conformance:model_binding")
@@ -95,7 +87,11 @@ def main(argv: list[str] | None = None) -> int:
     factory = _import_ref(args.factory)
     if not callable(factory):
         raise SystemExit(f"{args.factory} is not callable")
-    result = battery(factory, _binding(args.binding), args.backend)
+    try:
+        binding = binding_from_ref(args.binding)
+    except (ImportError, AttributeError, TypeError) as exc:
+        raise SystemExit(f"--binding {args.binding}: {exc}") from None
+    result = battery(factory, binding, args.backend)
     print(
         f"scenario battery ({args.backend}): {result.wall:.1f} s wall for {result.runs} "
         f"run(s) that took {result.floor:.1f} s (ratio {result.ratio:.2f}); "

@@ -157,6 +157,17 @@ class _RunOutput:
         self.transcript.append(item)
         self._sink.emit(RunEvent(type=RunEventType.ITEM, item=item.model_copy(deep=True)))
 
+    def succeed(self, usage: Usage) -> None:
+        """End a successful run: the result item, then the terminal payload, last of all
+        (every lifecycle is closed by now: EVT-02, EVT-11), then the lifecycle event."""
+        self.item(
+            TranscriptItem(
+                kind=TranscriptKind.RESULT, text="success", subtype="success", usage=usage
+            )
+        )
+        self.stream(StreamPayload(kind=StreamKind.RUN_FINISHED, usage=usage))
+        self.event(RunEvent(type=RunEventType.LIFECYCLE, text="run completed"))
+
     def stream(self, payload: StreamPayload) -> None:
         """Emit a stream payload, only on streaming requests, stamped with run and thread.
 
@@ -463,14 +474,7 @@ class ReferenceDriver:
         out.item(TranscriptItem(kind=TranscriptKind.ASSISTANT, text=output))
 
         usage = Usage(input_tokens=12, output_tokens=34)
-        out.item(
-            TranscriptItem(
-                kind=TranscriptKind.RESULT, text="success", subtype="success", usage=usage
-            )
-        )
-        # Every lifecycle above is closed; the terminal payload is the last one (EVT-02, EVT-11).
-        out.stream(StreamPayload(kind=StreamKind.RUN_FINISHED, usage=usage))
-        out.event(RunEvent(type=RunEventType.LIFECYCLE, text="run completed"))
+        out.succeed(usage)
 
         return Response(
             output=output,
@@ -546,13 +550,7 @@ class ReferenceDriver:
             return self._fail(out, model, fault_failure(fault))
         self._save_history(session_id, talk.messages)
         usage = talk.usage
-        out.item(
-            TranscriptItem(
-                kind=TranscriptKind.RESULT, text="success", subtype="success", usage=usage
-            )
-        )
-        out.stream(StreamPayload(kind=StreamKind.RUN_FINISHED, usage=usage))
-        out.event(RunEvent(type=RunEventType.LIFECYCLE, text="run completed"))
+        out.succeed(usage)
         return Response(
             output=talk.output,
             raw_streams=RawStreams(),
