@@ -11,6 +11,8 @@ from dataclasses import dataclass
 import anyio.lowlevel
 
 from driver import (
+    REDACTED_APPEND,
+    SESSION_PARAM_APPEND_SYSTEM_PROMPT_FINGERPRINT,
     SESSION_PARAM_CWD,
     SESSION_PARAM_PROFILE_FINGERPRINT,
     AgentIdentity,
@@ -61,7 +63,10 @@ from driver import (
     TranscriptKind,
     Usage,
     WorkspaceCapability,
+    append_fingerprint_differs,
+    append_system_prompt_fingerprint,
     canonical_session_config_fingerprint,
+    check_append_system_prompt,
 )
 from referencedriver._codec import ReferenceSessionCodec
 from referencedriver._config import (
@@ -407,17 +412,31 @@ class ReferenceDriver:
         cwd = request.workspace.cwd or self._config.cwd or "."
         out = _RunOutput(sink, streaming=request.streaming, run_id=run_id, thread_id=session_id)
 
+        # The appended system prompt: refused before anything starts when it is not
+        # valid UTF-8 or holds NUL (a driver without an append mechanism passes
+        # supported=False; one that puts the text on the command line passes
+        # inline_limit=APPEND_INLINE_LIMIT), and a session captured under another
+        # append is not resumed.
+        append = request.append_system_prompt
+        check_append_system_prompt(REFERENCE_DRIVER_TYPE, append, supported=True)
+        if state is not None and append_fingerprint_differs(state.data, append):
+            raise RunError(
+                "the stored session was captured with a different appended system prompt; "
+                "start a new session"
+            )
         # provider: build the CLI command line from the whole request and start it in cwd.
-        # The appended system prompt goes to the CLI's own append mechanism, unchanged;
-        # never into the prompt. A driver without one declares no append and raises
-        # SystemPromptUnsupportedError(driver, "unsupported") here, before starting.
+        # The append goes to the CLI's own append mechanism, unchanged; never into the
+        # prompt. Diagnostics show REDACTED_APPEND in its place.
         if self._model_side is not None:
             self._model_side.receive(self._model_turn(request))
+        invocation = {"model": model, "cwd": cwd}
+        if append:
+            invocation["append_system_prompt"] = REDACTED_APPEND
         out.event(
             RunEvent(
                 type=RunEventType.INVOCATION,
                 text="reference driver invocation",
-                metadata={"model": model, "cwd": cwd},
+                metadata=invocation,
             )
         )
         out.event(RunEvent(type=RunEventType.SPAWN, text="in-memory run, no child process"))
@@ -621,6 +640,12 @@ class ReferenceDriver:
         profile_fingerprint = request.profile_payload.session_fingerprint()
         if profile_fingerprint:
             data[SESSION_PARAM_PROFILE_FINGERPRINT] = profile_fingerprint  # SES-09
+        # The append is part of the session: its fingerprint, absent for none (SYS-03).
+        data.pop(SESSION_PARAM_APPEND_SYSTEM_PROMPT_FINGERPRINT, None)
+        if request.append_system_prompt:
+            data[SESSION_PARAM_APPEND_SYSTEM_PROMPT_FINGERPRINT] = append_system_prompt_fingerprint(
+                request.append_system_prompt
+            )
         # provider: the resume id is the provider's own session handle.
         return Checkpoint(
             valid=True,

@@ -54,6 +54,7 @@ from driver import (
     TranscriptKind,
     WorkspaceLease,
 )
+from driver.clikit import SessionMismatchError
 
 MODEL = "claude-sonnet-4-5"
 RESUME_ID = "3f9b6c1e-58d2-4a7f-9e0b-c4d21a8f6e53"
@@ -336,23 +337,26 @@ async def test_resume_sends_the_first_exchange_and_counts_only_the_second_run(
 
 
 @pytest.mark.anyio
-async def test_a_resumed_run_appends_its_own_system_prompt(claude: Path, tmp_path: Path) -> None:
-    """Claude Code replays a session's first system prompt on resume unless the driver
-    says ``--system-prompt-snapshot off``: the second run's append must reach the model,
-    and the first run's must not come back."""
+async def test_a_resumed_run_keeps_its_system_prompt_and_refuses_another(
+    claude: Path, tmp_path: Path
+) -> None:
+    """The append is part of the session: a resume with another append is refused before
+    Claude Code starts (upstream's rule), and one with the same append sends it to the
+    model again (the driver passes ``--system-prompt-snapshot off``, so it is the run's
+    own system prompt, not a replay)."""
+    text = "Canary-one: answer briefly."
     with Emulator(Scenario(turns=[Turn(text="OK")], repeat_last=True)) as emu:
         config = claude_config(claude, emu.base_url, tmp_path)
-        first, _ = await run(config, append_system_prompt="Canary-one: answer briefly.")
+        first, _ = await run(config, append_system_prompt=text)
         assert first.checkpoint is not None, first.failure
         session = SessionContext(state=first.checkpoint.state)
-        second, _ = await run(
-            config, "Again?", session=session, append_system_prompt="Canary-two: be formal."
-        )
+        with pytest.raises(SessionMismatchError, match="appended system prompt"):
+            await run(config, "Again?", session=session, append_system_prompt="Canary-two.")
+        second, _ = await run(config, "Again?", session=session, append_system_prompt=text)
     assert second.failure is None, second.failure
     one, two = emu.main_requests
-    assert "Canary-one" in one.system_text
-    assert "Canary-two" in two.system_text
-    assert "Canary-one" not in two.system_text
+    assert text in one.system_text
+    assert text in two.system_text
     assert "Canary" not in two.user_text
 
 
