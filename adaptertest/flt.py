@@ -201,4 +201,5 @@ def probe_scenario_faults(ctx: ProbeContext) -> None:
                 FAULT_PROMPT,
                 partial(verify_persistent_fault, label=label, named=named),
                 values={"token": new_token()},
+                watch=True,
             )
