@@ -115,11 +115,11 @@ def gate(ctx: ProbeContext, clauses: Sequence[str]) -> tuple[ModelBinding | None
         ctx.skip([*clauses, *probe_prc], NO_BINDING)
         return None, []
     wanted: list[str] = []
-    for clause in clauses:
+    for clause in [*clauses, *probe_prc]:
         reason = binding.cannot.get(clause)
         if reason is not None:
             ctx.skip((clause,), f"the binding declares the agent cannot do it: {reason}")
-        else:
+        elif clause not in probe_prc:
             wanted.append(clause)
     if not wanted:
         ctx.skip(probe_prc, f"the {ctx.name} probe ran no scenario (its clauses are skipped)")

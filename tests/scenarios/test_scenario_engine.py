@@ -22,6 +22,7 @@ from adaptertest.out import LARGE_ANSWER_BYTES, large_answer
 from adaptertest.tol import pairing
 from driver import Checkpoint, FailureCode, Response, RunFailure, TranscriptItem, TranscriptKind
 from referencedriver import ReferenceDriver
+from referencedriver._conformance import driver_for_endpoint as _reference_for
 
 SCENARIO_CLAUSES = [c.id for c in CLAUSES if c.mode is Mode.SCENARIO]
 
@@ -59,6 +60,20 @@ def test_a_clause_the_binding_cannot_do_is_skipped_with_its_reason() -> None:
             )
     # No scenario ran at all, so nothing was left running by one: skipped, never passed.
     assert "ran no scenario" in report.results[-1].messages[0]
+
+
+def test_the_process_check_can_be_declared_impossible_too() -> None:
+    reason = "the agent's sandbox hides its processes"
+    binding = ModelBinding(driver=_reference_for, protocol="anthropic", cannot={"PRC-01": reason})
+    report = check_driver(
+        ReferenceDriver, Options(model_binding=binding), only=["OUT-01", "PRC-01"]
+    )
+    by_id = {r.clause: r for r in report}
+    assert by_id["OUT-01"].status is ClauseStatus.PASSED, by_id["OUT-01"].describe()
+    assert by_id["PRC-01"].status is ClauseStatus.SKIPPED
+    assert by_id["PRC-01"].messages[0] == (
+        f"PRC-01 skipped: the binding declares the agent cannot do it: {reason}"
+    )
 
 
 def test_a_binding_whose_factory_raises_fails_the_clause_naming_the_factory() -> None:
