@@ -266,3 +266,12 @@ def test_a_model_that_never_answers_needs_a_timed_out_response_in_time() -> None
     assert "more than 18 s" in verify_timed_out(late, 1, 8, 10)[0].message
     never_asked = verify_timed_out(timed_out, requests=0, deadline=8, grace=10)
     assert "never reached the model" in never_asked[0].message
+
+
+def test_a_tool_shape_builds_the_arguments_and_refuses_blanks() -> None:
+    assert ToolShape("shell", argv=True).arguments("ls") == {"command": ["bash", "-lc", "ls"]}
+    assert ToolShape("exec_command", "cmd").arguments("ls") == {"cmd": "ls"}
+    with pytest.raises(ValueError, match="ToolShape.name must be a non-blank str"):
+        ToolShape(" ")
+    with pytest.raises(TypeError, match="ToolShape.argv must be a bool"):
+        ToolShape("Bash", argv="yes")  # type: ignore[arg-type]
