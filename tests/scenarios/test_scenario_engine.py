@@ -15,7 +15,7 @@ from adaptertest.clauses import CLAUSES, SCENARIO_PROBES, Mode
 from adaptertest.dln import verify_cancelled, verify_timed_out
 from adaptertest.emulator import Scenario, ToolCall, Turn
 from adaptertest.emulator._roles import RoleError, offered_tools, resolve_roles
-from adaptertest.flt import is_protocol_dump, verify_persistent_fault
+from adaptertest.flt import PERSISTENT_FAULTS, is_protocol_dump, verify_persistent_fault
 from adaptertest.inp import LARGE_PROMPT_BYTES, large_prompt, verify_nul_refused
 from adaptertest.liv import LiveRun
 from adaptertest.out import LARGE_ANSWER_BYTES, large_answer
@@ -275,3 +275,23 @@ def test_a_tool_shape_builds_the_arguments_and_refuses_blanks() -> None:
         ToolShape(" ")
     with pytest.raises(TypeError, match="ToolShape.argv must be a bool"):
         ToolShape("Bash", argv="yes")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("message", "named"),
+    [
+        ("gemini API error: terminated", False),
+        ("something went wrong", False),
+        ("the model stream was cut before the answer ended", True),
+        ("API error: SocketError: other side closed", True),
+        ("stream disconnected before completion: error decoding response body", True),
+        ("Connection error.", True),
+    ],
+)
+def test_a_cut_stream_must_be_named_as_one(message: str, named: bool) -> None:
+    cut = next(entry for entry in PERSISTENT_FAULTS if entry[0] == "fault_stream_cut")
+    response = Response(
+        exit_code=1, failure=RunFailure(code=FailureCode.AGENT_ERROR, message=message)
+    )
+    verdict = verify_persistent_fault(_observed(response), label=cut[1], named=cut[2])
+    assert (verdict == []) is named, verdict
