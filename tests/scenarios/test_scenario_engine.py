@@ -271,9 +271,9 @@ def test_a_model_that_never_answers_needs_a_timed_out_response_in_time() -> None
 def test_a_tool_shape_builds_the_arguments_and_refuses_blanks() -> None:
     assert ToolShape("shell", argv=True).arguments("ls") == {"command": ["bash", "-lc", "ls"]}
     assert ToolShape("exec_command", "cmd").arguments("ls") == {"cmd": "ls"}
-    with pytest.raises(ValueError, match="ToolShape.name must be a non-blank str"):
+    with pytest.raises(ValueError, match=r"ToolShape\.name must be a non-blank str"):
         ToolShape(" ")
-    with pytest.raises(TypeError, match="ToolShape.argv must be a bool"):
+    with pytest.raises(TypeError, match=r"ToolShape\.argv must be a bool"):
         ToolShape("Bash", argv="yes")  # type: ignore[arg-type]
 
 
