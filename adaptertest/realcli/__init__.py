@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from adaptertest.realcli._install import (
     BIN_ENV_PREFIX,
+    FOUND_ENV,
     INSTALL_HINT,
     MARKER,
     ROOT_ENV,
@@ -39,6 +40,7 @@ from adaptertest.realcli._lock import DEFAULT_LOCK, CLISpec, LockError, load_loc
 __all__ = [
     "BIN_ENV_PREFIX",
     "DEFAULT_LOCK",
+    "FOUND_ENV",
     "INSTALL_HINT",
     "MARKER",
     "ROOT_ENV",

@@ -12,7 +12,7 @@ import pytest
 
 from adaptertest.cli import main
 from adaptertest.matrix._sweep import SweepError, command_for, sweep
-from adaptertest.matrix._versions import RangeError, in_range, last_stable
+from driver.clikit._versions import RangeError, in_range, last_stable
 
 PUBLISHED = ["0.9.0", "1.0.0", "1.1.0-beta.1", "1.1.0", "1.2.0", "1.10.0", "1.3.0"]
 
