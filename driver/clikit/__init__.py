@@ -47,6 +47,7 @@ from driver.clikit._probes import cli_config_schema, program_report
 from driver.clikit._process import (
     DRAIN_SECONDS,
     KILL_GRACE_SECONDS,
+    READ_SIZE,
     STDERR_KEEP,
     TERMINAL_GRACE_SECONDS,
     LineFramer,
@@ -64,6 +65,7 @@ from driver.clikit._structured import (
 )
 from driver.clikit._turn import (
     GUARDED_KEYS,
+    LineJudge,
     MetadataSource,
     SessionCarry,
     SessionMismatchError,
@@ -77,6 +79,7 @@ __all__ = [
     "DRAIN_SECONDS",
     "GUARDED_KEYS",
     "KILL_GRACE_SECONDS",
+    "READ_SIZE",
     "REDACTED",
     "STDERR_KEEP",
     "STDERR_TAIL",
@@ -86,6 +89,7 @@ __all__ = [
     "CLIDriver",
     "JsonlParser",
     "LineFramer",
+    "LineJudge",
     "MetadataSource",
     "NativeSchema",
     "ProcessOutcome",

@@ -23,6 +23,7 @@ from driver import (
     Checkpoint,
     EventSink,
     FailureCode,
+    InvalidDriverConfigError,
     OutputSchema,
     RawStreams,
     Request,
@@ -49,6 +50,7 @@ from driver.clikit._structured import StructuredSource, judge_structured
 
 __all__ = [
     "GUARDED_KEYS",
+    "LineJudge",
     "MetadataSource",
     "SessionCarry",
     "SessionMismatchError",
@@ -141,6 +143,16 @@ class StderrReader(Protocol):
         """Read one stderr line (without its newline); never raises."""
 
 
+@runtime_checkable
+class LineJudge(Protocol):
+    """A parser that can tell a line is complete without its newline: for a CLI that
+    prints its terminal line without one and keeps running (the terminal grace then
+    starts from that line, not from the exit)."""
+
+    def is_whole_line(self, raw: memoryview) -> bool:
+        """Whether ``raw`` (an unterminated stdout line) is complete as it is; never raises."""
+
+
 async def run_turn(
     request: Request,
     sink: EventSink,
@@ -189,6 +201,7 @@ async def run_turn(
     if state is not None:
         _check_guard(state, guard, append)
     command = list(argv(resume_id))
+    _refuse_nul(driver_type, request.prompt, command, cwd, env)
     out = RunOutput(sink, streaming=request.streaming, run_id=request.run_id, thread_id=resume_id)
     stream_parser = parser(out)
     if state is not None and isinstance(stream_parser, SessionCarry):
@@ -227,6 +240,9 @@ async def run_turn(
             on_line=stream_parser.feed,
             finished=lambda: stream_parser.terminal is not None,
             terminal_grace=terminal_grace,
+            whole_line=stream_parser.is_whole_line
+            if isinstance(stream_parser, LineJudge)
+            else None,
         )
         if stderr_lines is not None:
             stderr_lines.flush()
@@ -353,6 +369,31 @@ def _record_failure(out: RunOutput, failure: RunFailure) -> None:
         )
     )
     out.fail(failure)
+
+
+def _refuse_nul(
+    driver_type: str,
+    prompt: str,
+    command: Sequence[str],
+    cwd: str,
+    env: Mapping[str, str] | None,
+) -> None:
+    """Refuse, before anything starts, what no process can be started with: a NUL byte
+    in an argument (the prompt, usually), the directory or the environment. The message
+    says where the NUL is, never the text around it."""
+    where = ""
+    bad = [index for index, arg in enumerate(command) if "\0" in arg]
+    if bad and "\0" in prompt:
+        where = f"the prompt (character {prompt.index(chr(0))})"
+    elif bad:
+        where = f"argument {bad[0]} of the command line"
+    elif "\0" in cwd:
+        where = "the working directory"
+    elif env is not None and any("\0" in k or "\0" in v for k, v in env.items()):
+        where = "the environment"
+    if where:
+        why = ValueError(f"{where} contains a NUL byte, which no program can be given")
+        raise InvalidDriverConfigError(driver_type, why)
 
 
 def _check_guard(state: SessionState, current: dict[str, str], append: str) -> None:

@@ -30,7 +30,7 @@ MESSAGE = "needs the kit's test extra; missing: "
 KIT = Path(adaptertest.__file__).resolve().parents[1]
 
 
-BASE = ("pytest", "hypothesis", "jsonschema", "rich", "uvicorn")
+BASE = ("pytest", "hypothesis", "jsonschema", "rich", "uvicorn", "detect_secrets")
 """The test extra's distributions: hidden, what remains is the base install."""
 
 
