@@ -117,7 +117,6 @@ from referencedriver import (
     ReferenceModel,
     ReferenceSessionCodec,
 )
-from referencedriver._conformance import model_binding as reference_binding
 from referencedriver._decisions import Action, Decision, run_shell
 
 __all__ = [
@@ -243,14 +242,17 @@ FULL_OPTIONS = _opts(
     concurrent_runs=3,
     drift=no_cli_drift(lambda: ReferenceDriver(ReferenceConfig(cwd="project"))),
     model_requests=CONTROL_MODEL.requests_so_far,
-    model_binding=reference_binding(),
 )
 """Every opt-in any mutant uses, switched on at once, for the positive control.
 
-Left out: a custom ``live_prompt`` (it turns LIV-02 off) and the short deadline of the
-hanging-run mutant. ``model_requests`` reads :data:`CONTROL_MODEL`, so a control built
-without it fails SYS-02 (its model side recorded nothing). The drift probe builds a
-reference driver, which runs no CLI: the reference skips DFT with the reason that says so.
+Left out: a custom ``live_prompt`` (it turns LIV-02 off), the short deadline of the
+hanging-run mutant, and ``model_binding``: the hitl probe would run its decisions through
+the binding, which the reference's network mode does not make; the positive control
+judges the scenario clauses in a second run, bound to the network mode
+(:func:`referencedriver._conformance.model_binding`).
+``model_requests`` reads :data:`CONTROL_MODEL`, so a control built without it fails
+SYS-02 (its model side recorded nothing). The drift probe builds a reference driver,
+which runs no CLI: the reference skips DFT with the reason that says so.
 """
 
 
