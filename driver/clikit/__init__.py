@@ -11,6 +11,8 @@ its command line and a parser for its format.
 
 - ``_config.py``: :class:`CLIConfig`, the fields every CLI driver is built with (its
   environment and home included), and the masking of secret values.
+- ``_program.py``: :class:`ProgramDriver`, the config, probe, session and environment
+  methods of any driver of one configured program (the ACP drivers share them).
 - ``_driver.py``: :class:`CLIDriver`, the driver methods a subclass configures.
 - ``_process.py``: spawning the CLI, reading its pipes, the deadline, ending what it
   started, keeping stdout once and stderr capped.
@@ -55,6 +57,7 @@ from driver.clikit._process import (
     StderrKeeper,
     run_cli,
 )
+from driver.clikit._program import ProgramDriver
 from driver.clikit._structured import (
     NativeSchema,
     StructuredSource,
@@ -93,6 +96,7 @@ __all__ = [
     "MetadataSource",
     "NativeSchema",
     "ProcessOutcome",
+    "ProgramDriver",
     "ResumeCodec",
     "RunOutput",
     "SessionCarry",

@@ -186,3 +186,12 @@ def test_emulate_without_uvicorn_names_the_test_extra(
     assert done.returncode == 2
     assert "adaptertest emulate: error: this command needs the kit's test extra" in done.stderr
     assert "uvicorn" in done.stderr
+
+
+def test_acpkit_without_the_acp_extra_names_the_extra(
+    python_without: Runner, tmp_path: Path
+) -> None:
+    done = python_without(("agent-client-protocol",), tmp_path, "-c", "import driver.acpkit")
+    assert done.returncode != 0
+    assert "pip install 'agent-driver-kit[acp]'" in done.stderr
+    assert "import driver.clikit" not in done.stderr
