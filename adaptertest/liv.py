@@ -499,6 +499,18 @@ async def run_in_scope(
     return result
 
 
+async def run_settled(run: RunCallable, request: Request, timeout: float) -> LiveRun:
+    """:func:`run_once` with a fresh sink, then wait for what the call left running and
+    capture the sink (on the driver's loop)."""
+    sink = RecordingSink()
+    leftovers = Leftovers()
+    result = await run_once(run, request, sink, timeout)
+    await leftovers.settle()
+    result.capture(sink)
+    result.leftovers, result.loop = leftovers, anyio.lowlevel.current_token()
+    return result
+
+
 def late_violations(result: LiveRun, clause: str = "EVT-02") -> list[Violation]:
     """``clause`` for emissions that reached the sink after ``run`` returned."""
     if not result.late:
@@ -654,15 +666,9 @@ def run_on_loop(
     if run is None:
         stop(clause, f"{type(ctx.driver).__qualname__} has no callable run() method")
     timeout = ctx.options.live_run_timeout
-    sink = RecordingSink()
 
     async def live() -> LiveRun:
-        leftovers = Leftovers()
-        result = await run_once(run, request, sink, timeout)
-        await leftovers.settle()
-        result.capture(sink)
-        result.leftovers, result.loop = leftovers, anyio.lowlevel.current_token()
-        return result
+        return await run_settled(run, request, timeout)
 
     outcome = ctx.runner.run_async(live, timeout=timeout + LOOP_SLACK)
     if outcome.timed_out:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import threading
 from dataclasses import dataclass
 
@@ -89,6 +90,14 @@ from referencedriver._decisions import (
     run_shell,
     wanted_action,
 )
+from referencedriver._http import (
+    ModelFault,
+    converse,
+    fault_failure,
+    load_history,
+    new_session_id,
+    save_history,
+)
 
 __all__ = [
     "REFERENCE_SYSTEM_PROMPT",
@@ -169,6 +178,17 @@ class _RunOutput:
         """Append to the transcript and mirror it as an ``item`` event (RUN-02, RUN-04)."""
         self.transcript.append(item)
         self._sink.emit(RunEvent(type=RunEventType.ITEM, item=item.model_copy(deep=True)))
+
+    def succeed(self, usage: Usage) -> None:
+        """End a successful run: the result item, then the terminal payload, last of all
+        (every lifecycle is closed by now: EVT-02, EVT-11), then the lifecycle event."""
+        self.item(
+            TranscriptItem(
+                kind=TranscriptKind.RESULT, text="success", subtype="success", usage=usage
+            )
+        )
+        self.stream(StreamPayload(kind=StreamKind.RUN_FINISHED, usage=usage))
+        self.event(RunEvent(type=RunEventType.LIFECYCLE, text="run completed"))
 
     def stream(self, payload: StreamPayload) -> None:
         """Emit a stream payload, only on streaming requests, stamped with run and thread.
@@ -408,6 +428,8 @@ class ReferenceDriver:
         await anyio.lowlevel.checkpoint()  # a cancelled scope stops us before any output
         if request.config is not None:
             self.validate_config(request.config)
+        if self._config.model_url:
+            return await self._run_over_http(request, sink)
         model = request.model_override or self._model()
         run_id = request.run_id or "reference-run"
         state = request.session.state if request.session is not None else None
@@ -506,14 +528,7 @@ class ReferenceDriver:
         out.item(TranscriptItem(kind=TranscriptKind.ASSISTANT, text=output))
 
         usage = Usage(input_tokens=12, output_tokens=34)
-        out.item(
-            TranscriptItem(
-                kind=TranscriptKind.RESULT, text="success", subtype="success", usage=usage
-            )
-        )
-        # Every lifecycle above is closed; the terminal payload is the last one (EVT-02, EVT-11).
-        out.stream(StreamPayload(kind=StreamKind.RUN_FINISHED, usage=usage))
-        out.event(RunEvent(type=RunEventType.LIFECYCLE, text="run completed"))
+        out.succeed(usage)
 
         return Response(
             output=output,
@@ -530,6 +545,98 @@ class ReferenceDriver:
             summary="reference run finished",
             structured_output=structured,
         )
+
+    async def _run_over_http(self, request: Request, sink: EventSink) -> Response:
+        """The network mode: the model at ``model_url``, tool calls run for real."""
+        config = self._config
+        if "\x00" in request.prompt:
+            # No HTTP body, argv or file name carries it intact: refuse before starting.
+            raise ValueError("the prompt contains a NUL byte; the run was not started")
+        state = request.session.state if request.session is not None else None
+        cwd = request.workspace.cwd or config.cwd or "."
+        history: list[dict[str, object]] = []
+        if state is not None:
+            self._check_guard(state, request, cwd)
+            stored = self._load_history(state.resume_id)
+            if stored is None:
+                raise RunError(f"no stored session {state.resume_id!r} to resume")
+            history = stored
+        session_id = state.resume_id if state is not None else new_session_id()
+        model = request.model_override or self._model()
+        run_id = request.run_id or "reference-run"
+        out = _RunOutput(sink, streaming=request.streaming, run_id=run_id, thread_id=session_id)
+        out.event(
+            RunEvent(
+                type=RunEventType.INVOCATION,
+                text="reference driver invocation (network mode)",
+                metadata={"model": model, "cwd": cwd, "model_url": config.model_url},
+            )
+        )
+        out.stream(StreamPayload(kind=StreamKind.RUN_STARTED))
+        out.item(TranscriptItem(kind=TranscriptKind.INIT, model=model, session_id=session_id))
+        system = REFERENCE_SYSTEM_PROMPT
+        if request.append_system_prompt:
+            system = f"{system}\n\n{request.append_system_prompt}"
+        fault: ModelFault | None = None
+        with anyio.move_on_after(config.timeout or math.inf) as deadline:
+            try:
+                talk = await converse(
+                    url=config.model_url,
+                    api_key=config.api_key,
+                    model=model,
+                    system=system,
+                    history=history,
+                    prompt=request.prompt,
+                    cwd=cwd,
+                    env=config.env,
+                    out=out,
+                    retries=config.model_retries,
+                )
+            except ModelFault as exc:
+                fault = exc
+        if deadline.cancelled_caught:
+            failure = RunFailure(
+                code=FailureCode.AGENT_ERROR,
+                message=f"the run passed its deadline of {config.timeout:g} s",
+            )
+            return self._fail(out, model, failure, timed_out=True)
+        if fault is not None:
+            return self._fail(out, model, fault_failure(fault))
+        self._save_history(session_id, talk.messages)
+        usage = talk.usage
+        out.succeed(usage)
+        return Response(
+            output=talk.output,
+            raw_streams=RawStreams(),
+            transcript=out.transcript,
+            exit_code=0,
+            usage=usage.model_copy(),
+            checkpoint=self._checkpoint(request, session_id, cwd),
+            provider=REFERENCE_DRIVER_TYPE,
+            model=talk.model or model,
+            summary="reference run finished",
+        )
+
+    def _load_history(self, session_id: str) -> list[dict[str, object]] | None:
+        """The stored conversation of a session (None: no such session)."""
+        # provider: a CLI keeps its sessions itself; the driver passes only the handle.
+        return load_history(self._config.home, session_id)
+
+    def _save_history(self, session_id: str, messages: list[dict[str, object]]) -> None:
+        """Store the conversation under the home, where a new process finds it."""
+        save_history(self._config.home, session_id, messages)
+
+    @staticmethod
+    def _check_guard(state: SessionState, request: Request, cwd: str) -> None:
+        """Refuse, before anything starts, a session stored under another cwd or profile."""
+        current = {
+            SESSION_PARAM_CWD: cwd,
+            SESSION_PARAM_PROFILE_FINGERPRINT: request.profile_payload.session_fingerprint(),
+        }
+        for key, value in current.items():
+            stored = state.data.get(key, "")
+            if stored and stored != value:
+                raise RunError(f"the session was stored with another {key}; refusing to resume it")
 
     async def _act(
         self, request: Request, sink: EventSink, out: _RunOutput, action: Action, session_id: str
@@ -660,8 +767,11 @@ class ReferenceDriver:
             state=SessionState(resume_id=session_id, display_id=session_id, data=data),
         )
 
-    def _fail(self, out: _RunOutput, model: str, failure: RunFailure) -> Response:
-        """End the run with ``failure``: no checkpoint, exit code 1."""
+    def _fail(
+        self, out: _RunOutput, model: str, failure: RunFailure, *, timed_out: bool = False
+    ) -> Response:
+        """End the run with ``failure``: no checkpoint, exit code 1 (``timed_out`` when the
+        run passed its deadline)."""
         out.item(
             TranscriptItem(
                 kind=TranscriptKind.FAILURE,
@@ -675,6 +785,7 @@ class ReferenceDriver:
             raw_streams=RawStreams(),
             transcript=out.transcript,
             exit_code=1,
+            timed_out=timed_out,
             provider=REFERENCE_DRIVER_TYPE,
             model=model,
             summary="reference run failed",

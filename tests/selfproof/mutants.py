@@ -32,11 +32,12 @@ from typing import Any, ClassVar
 from unittest.mock import patch
 
 import anyio
+from scenario_mutants import SCENARIO_MUTANTS
 
 import adaptertest.cap
 import adaptertest.liv
 from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES
-from adaptertest.options import Drift, Options
+from adaptertest.options import Drift, ModelBinding, Options
 from adaptertest.so import structured_request
 from claude_driver import ClaudeConfig, ClaudeDriver, ClaudeStreamParser
 from driver import (
@@ -244,10 +245,14 @@ FULL_OPTIONS = _opts(
 )
 """Every opt-in any mutant uses, switched on at once, for the positive control.
 
-Left out: a custom ``live_prompt`` (it turns LIV-02 off) and the short deadline of the
-hanging-run mutant. ``model_requests`` reads :data:`CONTROL_MODEL`, so a control built
-without it fails SYS-02 (its model side recorded nothing). The drift probe builds a
-reference driver, which runs no CLI: the reference skips DFT with the reason that says so.
+Left out: a custom ``live_prompt`` (it turns LIV-02 off), the short deadline of the
+hanging-run mutant, and ``model_binding``: the hitl probe would run its decisions through
+the binding, which the reference's network mode does not make; the positive control
+judges the scenario clauses in a second run, bound to the network mode
+(:func:`referencedriver._conformance.model_binding`).
+``model_requests`` reads :data:`CONTROL_MODEL`, so a control built without it fails
+SYS-02 (its model side recorded nothing). The drift probe builds a reference driver,
+which runs no CLI: the reference skips DFT with the reason that says so.
 """
 
 
@@ -2809,6 +2814,11 @@ MUTANTS: tuple[Mutant, ...] = (
         "declares no ask mode in run_policy_caps, and asks the host anyway",
         *_hil(lambda m: AsksWithoutDeclaring(model=m)),
     ),
+    # --- scenario clauses: the network mode, bound to the suite's model emulator ---
+    *(
+        Mutant(m.cls.__name__, m.clause, m.description, m.cls, _opts(model_binding=m.binding))
+        for m in SCENARIO_MUTANTS
+    ),
 )
 
 
@@ -2827,6 +2837,9 @@ def _shown(value: object) -> str:
         return f"{type(value).__name__}({inner})"
     if isinstance(value, tuple):
         return "(" + ", ".join(repr(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, ModelBinding):
+        ref = f", ref={value.ref!r}" if value.ref else ""
+        return f"ModelBinding(the network mode, protocol={value.protocol!r}{ref})"
     if callable(value):
         return "(the scripted model's requests)"
     return repr(value)
