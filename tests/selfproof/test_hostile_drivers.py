@@ -49,6 +49,7 @@ from hostile import (
 from mutants import NO_CLI_SKIP, no_cli_drift
 
 from adaptertest import CLAUSES, ClauseStatus, ConformanceReport, Options, check_driver
+from adaptertest.clauses import Mode
 from adaptertest.dft import DRIFT_CLAUSES
 from adaptertest.hil import ASKING_CLAUSES
 from driver import (
@@ -752,6 +753,9 @@ def test_the_unbroken_baseline_passes_every_clause(backend: str) -> None:
     # It declares no ask mode: only HIL-09 (the sink is never asked) is judged.
     for clause in ASKING_CLAUSES:
         assert "declares no ask mode" in skipped.pop(clause)
+    # It talks to no model over HTTP: the scenario clauses skip, naming the binding option.
+    for clause in (c.id for c in CLAUSES if c.mode is Mode.SCENARIO):
+        assert "Options(model_binding=ModelBinding(" in skipped.pop(clause)
     assert set(skipped) == set(DRIFT_CLAUSES), report.summary()
     assert all(NO_CLI_SKIP in reason for reason in skipped.values()), skipped
 
