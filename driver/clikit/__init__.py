@@ -52,6 +52,7 @@ from driver.clikit._process import (
     LineFramer,
     ProcessOutcome,
     StderrKeeper,
+    StdinWriter,
     run_cli,
 )
 from driver.clikit._structured import (
@@ -95,6 +96,7 @@ __all__ = [
     "SessionMismatchError",
     "StderrKeeper",
     "StderrReader",
+    "StdinWriter",
     "StreamParser",
     "StructuredSource",
     "cli_config_schema",

@@ -39,7 +39,7 @@ from driver.clikit._codec import ResumeCodec
 from driver.clikit._config import CLIConfig, masked_env
 from driver.clikit._emit import RunOutput
 from driver.clikit._probes import cli_config_schema, program_report
-from driver.clikit._process import TERMINAL_GRACE_SECONDS
+from driver.clikit._process import TERMINAL_GRACE_SECONDS, StdinWriter
 from driver.clikit._structured import NativeSchema, native_schema, schema_file
 from driver.clikit._turn import StreamParser, run_turn
 
@@ -145,6 +145,17 @@ class CLIDriver(ABC, Generic[ConfigT]):
         says what came back, and the run validates it against the schema.
         """
         raise StructuredOutputUnsupportedError(self.driver_type, "no native structured output")
+
+    def stdin_writer(
+        self, config: ConfigT, request: Request, sink: EventSink, parser: StreamParser
+    ) -> StdinWriter | None:
+        """What writes the CLI's stdin during a run (a prompt, answers to the CLI's own
+        requests), given the run's parser; None (the default) gives the CLI ``/dev/null``.
+
+        The writer runs while the process does, is cancelled once it has ended, and the
+        pipe is closed when the writer returns (see :func:`driver.clikit.run_cli`).
+        """
+        return None
 
     def system_prompt_args(self, text: str, cleanup: contextlib.ExitStack) -> list[str]:
         """The arguments that hand ``text``, unchanged, to the CLI's own mechanism for
@@ -273,6 +284,7 @@ class CLIDriver(ABC, Generic[ConfigT]):
                 parser=lambda out: self.stream_parser(out, model=model),
                 structured=native is not None,
                 terminal_grace=self.terminal_grace,
+                stdin=lambda parser: self.stdin_writer(config, request, sink, parser),
             )
 
     def _with_system_prompt(

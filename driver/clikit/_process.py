@@ -13,6 +13,11 @@ the group gets ``SIGTERM``, then ``SIGKILL`` after :data:`KILL_GRACE_SECONDS`. A
 descendant holding stdout therefore ends with the group instead of costing the run
 :data:`DRAIN_SECONDS`; that wait only caps pipes held by a process that left the group.
 
+Stdin is ``/dev/null`` unless the caller hands a :data:`StdinWriter`: it then owns a
+pipe to the CLI's stdin for as long as the process runs (a prompt, a conversation of
+control messages), the pipe is closed when it returns, and it is cancelled once the
+process has ended or is being stopped, so nothing is written after that.
+
 Memory: stdout is kept once, as the lines the parser was handed (a line is copied out
 of the read buffer once, then shared by the parser and the final bytes); stderr keeps
 its first and last :data:`STDERR_KEEP` bytes, with its full size recorded.
@@ -24,7 +29,7 @@ import contextlib
 import os
 import signal
 import subprocess
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import anyio
@@ -38,6 +43,7 @@ __all__ = [
     "LineFramer",
     "ProcessOutcome",
     "StderrKeeper",
+    "StdinWriter",
     "run_cli",
 ]
 
@@ -54,6 +60,9 @@ TERMINAL_GRACE_SECONDS = 2.0
 
 STDERR_KEEP = 64 * 1024
 """Bytes of stderr kept at each end (head and tail) when it is longer than twice this."""
+
+StdinWriter = Callable[[anyio.abc.ByteSendStream], Awaitable[None]]
+"""Writes the CLI's stdin during a run; the pipe is closed when it returns."""
 
 _GROUP_POLL_SECONDS = 0.02
 """How often the process table is read while waiting for a signalled group to go."""
@@ -185,8 +194,13 @@ async def run_cli(
     on_line: Callable[[bytes], None],
     finished: Callable[[], bool] | None = None,
     terminal_grace: float = TERMINAL_GRACE_SECONDS,
+    stdin: StdinWriter | None = None,
 ) -> ProcessOutcome:
-    """Run ``argv`` to completion with stdin closed; stop it after ``timeout`` seconds.
+    """Run ``argv`` to completion; stop it after ``timeout`` seconds.
+
+    Stdin is ``/dev/null``, or a pipe handed to ``stdin`` once the process has started:
+    closed when that returns, and the writer cancelled once the process has exited or is
+    being stopped (deadline, lingering, cancellation), so it never writes to an ended run.
 
     ``env`` is the whole environment of the process (None: this process's).
     ``finished``, asked after each stdout line, says the CLI printed its terminal
@@ -200,7 +214,7 @@ async def run_cli(
         list(argv),
         cwd=cwd,
         env=dict(env) if env is not None else None,
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
         start_new_session=os.name == "posix",
     )
     group = _Group(process)
@@ -224,8 +238,12 @@ async def run_cli(
         async with anyio.create_task_group() as readers:
             readers.start_soon(_pump, process.stdout, take_stdout)
             readers.start_soon(_pump, process.stderr, take_stderr)
+            writing = anyio.CancelScope()
+            if stdin is not None and process.stdin is not None:
+                readers.start_soon(_write_stdin, process.stdin, stdin, writing)
             with anyio.move_on_after(timeout) as deadline:
                 lingered = await _wait_unless_lingering(process, terminal_seen, terminal_grace)
+            writing.cancel()
             timed_out = deadline.cancelled_caught
             if process.returncode is None:
                 await _stop(process)
@@ -277,6 +295,22 @@ async def _pump(stream: anyio.abc.ByteReceiveStream | None, take: Callable[[byte
     with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
         async for data in stream:
             take(data)
+
+
+async def _write_stdin(
+    pipe: anyio.abc.ByteSendStream, writer: StdinWriter, scope: anyio.CancelScope
+) -> None:
+    """Run ``writer`` on the pipe inside ``scope``, then close the pipe (end of input).
+
+    A pipe the CLI closed (it exited) ends the writing quietly.
+    """
+    with scope, contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+        await writer(pipe)
+    with (
+        anyio.CancelScope(shield=True),
+        contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError),
+    ):
+        await pipe.aclose()
 
 
 async def _stop(process: anyio.abc.Process) -> None:

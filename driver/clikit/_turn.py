@@ -40,7 +40,13 @@ from driver import (
     Usage,
 )
 from driver.clikit._emit import RunOutput
-from driver.clikit._process import TERMINAL_GRACE_SECONDS, LineFramer, ProcessOutcome, run_cli
+from driver.clikit._process import (
+    TERMINAL_GRACE_SECONDS,
+    LineFramer,
+    ProcessOutcome,
+    StdinWriter,
+    run_cli,
+)
 from driver.clikit._structured import StructuredSource, judge_structured
 
 __all__ = [
@@ -150,6 +156,7 @@ async def run_turn(
     parser: Callable[[RunOutput], StreamParser],
     structured: bool = False,
     terminal_grace: float = TERMINAL_GRACE_SECONDS,
+    stdin: Callable[[StreamParser], StdinWriter | None] | None = None,
 ) -> Response:
     """Run the CLI once for ``request`` and return what its output says.
 
@@ -170,6 +177,9 @@ async def run_turn(
     of that clean end, and ``metadata`` records what happened
     (``ended_after_terminal``, ``ended_by``). A stderr longer than the kit keeps
     is cut in the middle: ``metadata`` has ``stderr_bytes`` and ``stderr_cut``.
+
+    ``stdin``, given the run's parser, returns what writes the CLI's stdin during the
+    run (see :func:`driver.clikit.run_cli`); None, or no writer, leaves it ``/dev/null``.
     """
     state = request.session.state if request.session is not None else None
     resume_id = state.resume_id if state is not None else ""
@@ -196,6 +206,7 @@ async def run_turn(
     def spawned(pid: int) -> None:
         out.event(RunEvent(type=RunEventType.SPAWN, text="started", metadata={"pid": str(pid)}))
 
+    writer = stdin(stream_parser) if stdin is not None else None
     stderr_reader = stream_parser if isinstance(stream_parser, StderrReader) else None
     stderr_lines = LineFramer(stderr_reader.feed_stderr) if stderr_reader else None
 
@@ -215,6 +226,7 @@ async def run_turn(
             on_line=stream_parser.feed,
             finished=lambda: stream_parser.terminal is not None,
             terminal_grace=terminal_grace,
+            stdin=writer,
         )
         if stderr_lines is not None:
             stderr_lines.flush()
