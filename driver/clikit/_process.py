@@ -29,11 +29,13 @@ import contextlib
 import os
 import signal
 import subprocess
+import tempfile
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 
 __all__ = [
     "DRAIN_SECONDS",
@@ -63,6 +65,10 @@ STDERR_KEEP = 64 * 1024
 
 StdinWriter = Callable[[anyio.abc.ByteSendStream], Awaitable[None]]
 """Writes the CLI's stdin during a run; the pipe is closed when it returns."""
+
+_TAIL_POLL_SECONDS = (0.005, 0.05)
+"""How often a stdout file (``stdout_to_file=True``) is read for new bytes: at first, and at
+most once the CLI has been quiet for a while."""
 
 _GROUP_POLL_SECONDS = 0.02
 """How often the process table is read while waiting for a signalled group to go."""
@@ -195,12 +201,19 @@ async def run_cli(
     finished: Callable[[], bool] | None = None,
     terminal_grace: float = TERMINAL_GRACE_SECONDS,
     stdin: StdinWriter | None = None,
+    stdout_to_file: bool = False,
 ) -> ProcessOutcome:
     """Run ``argv`` to completion; stop it after ``timeout`` seconds.
 
     Stdin is ``/dev/null``, or a pipe handed to ``stdin`` once the process has started:
     closed when that returns, and the writer cancelled once the process has exited or is
     being stopped (deadline, lingering, cancellation), so it never writes to an ended run.
+
+    ``stdout_to_file`` gives the CLI a private unnamed file as stdout instead of a pipe,
+    read as it grows (every few milliseconds) until the process group has ended: for a
+    CLI that loses what it has not yet written to a full pipe when it exits (Node.js
+    writes to a pipe asynchronously and ``process.exit()`` drops the queue; its writes
+    to a file are synchronous). Where ``os.pread`` is missing it stays a pipe.
 
     ``env`` is the whole environment of the process (None: this process's).
     ``finished``, asked after each stdout line, says the CLI printed its terminal
@@ -210,14 +223,24 @@ async def run_cli(
     stopped before the cancellation propagates. In every case what the CLI started
     in its process group is ended before this returns (see the module notes).
     """
-    process = await anyio.open_process(
-        list(argv),
-        cwd=cwd,
-        env=dict(env) if env is not None else None,
-        stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
-        start_new_session=os.name == "posix",
-    )
+    capture = None
+    if stdout_to_file and hasattr(os, "pread"):
+        capture = tempfile.TemporaryFile()  # noqa: SIM115 - closed once the run is over
+    try:
+        process = await anyio.open_process(
+            list(argv),
+            cwd=cwd,
+            env=dict(env) if env is not None else None,
+            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+            stdout=capture if capture is not None else subprocess.PIPE,
+            start_new_session=os.name == "posix",
+        )
+    except BaseException:
+        if capture is not None:
+            capture.close()
+        raise
     group = _Group(process)
+    group_ended = anyio.Event()
     on_spawn(process.pid)
     terminal_seen = anyio.Event()
     framer = LineFramer(on_line, keep=True)
@@ -238,6 +261,8 @@ async def run_cli(
         async with anyio.create_task_group() as readers:
             readers.start_soon(_pump, process.stdout, take_stdout)
             readers.start_soon(_pump, process.stderr, take_stderr)
+            if capture is not None:
+                readers.start_soon(_tail, capture.fileno(), take_stdout, group_ended)
             writing = anyio.CancelScope()
             if stdin is not None and process.stdin is not None:
                 readers.start_soon(_write_stdin, process.stdin, stdin, writing)
@@ -248,6 +273,7 @@ async def run_cli(
             if process.returncode is None:
                 await _stop(process)
             await group.end()
+            group_ended.set()
             readers.cancel_scope.deadline = anyio.current_time() + DRAIN_SECONDS
         framer.flush()
     finally:
@@ -256,6 +282,8 @@ async def run_cli(
                 await _stop(process)
             await group.end()  # a no-op unless the run was cut short (cancelled, an error)
             await process.aclose()
+        if capture is not None:
+            capture.close()
     code = process.returncode if process.returncode is not None else -1
     return ProcessOutcome(
         exit_code=code if code >= 0 else -1,
@@ -295,6 +323,31 @@ async def _pump(stream: anyio.abc.ByteReceiveStream | None, take: Callable[[byte
     with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
         async for data in stream:
             take(data)
+
+
+async def _tail(fd: int, take: Callable[[bytes], None], ended: anyio.Event) -> None:
+    """Hand on what the CLI appends to the file ``fd`` as it grows; once the process group
+    has ended (no writer is left in it), read the rest and return.
+
+    ``pread`` reads at an offset of its own: the CLI's write position, which it shares
+    with ``fd``, is never moved.
+    """
+    offset = 0
+    pause, longest = _TAIL_POLL_SECONDS
+    while True:
+        last = ended.is_set()
+        data = os.pread(fd, 1 << 16, offset)
+        if data:
+            offset += len(data)
+            take(data)
+            pause = _TAIL_POLL_SECONDS[0]
+            await anyio.lowlevel.checkpoint()
+        elif last:
+            return
+        else:
+            with anyio.move_on_after(pause):
+                await ended.wait()
+            pause = min(pause * 2, longest)
 
 
 async def _write_stdin(

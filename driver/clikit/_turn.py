@@ -157,19 +157,21 @@ async def run_turn(
     structured: bool = False,
     terminal_grace: float = TERMINAL_GRACE_SECONDS,
     stdin: Callable[[StreamParser], StdinWriter | None] | None = None,
+    stdout_to_file: bool = False,
 ) -> Response:
     """Run the CLI once for ``request`` and return what its output says.
 
     ``argv`` builds the command line from the resume id (``""`` for a new
     session); ``cwd`` empty means the current directory; ``timeout`` 0 means
-    none. A stored session whose guard values differ is refused before
-    anything is emitted. A failed run returns a response with ``failure`` set;
-    a program that cannot be started raises ``RunError`` carrying the partial
-    response; cancellation stops the process, closes the stream with
-    ``run.error`` and propagates. ``structured`` says the CLI was asked to enforce
-    ``request.output_schema`` natively: its answer is validated against the schema,
-    and a missing or invalid one fails an otherwise successful run (unless the
-    schema's ``on_invalid`` is ``return_invalid``).
+    none. A stored session whose guard values differ, and a prompt holding a
+    NUL character (neither argv nor a CLI's text input can carry it), are
+    refused with ``RunError`` before anything is emitted. A failed run returns
+    a response with ``failure`` set; a program that cannot be started raises
+    ``RunError`` carrying the partial response; cancellation stops the process,
+    closes the stream with ``run.error`` and propagates. ``structured`` says the
+    CLI was asked to enforce ``request.output_schema`` natively: its answer is
+    validated against the schema, and a missing or invalid one fails an otherwise
+    successful run (unless the schema's ``on_invalid`` is ``return_invalid``).
 
     A CLI still running ``terminal_grace`` seconds after its terminal line is
     ended and the run judged as if it had exited then: the terminal line decides
@@ -180,6 +182,7 @@ async def run_turn(
 
     ``stdin``, given the run's parser, returns what writes the CLI's stdin during the
     run (see :func:`driver.clikit.run_cli`); None, or no writer, leaves it ``/dev/null``.
+    ``stdout_to_file`` gives the CLI a file as stdout, read as it grows (see ``run_cli``).
     """
     state = request.session.state if request.session is not None else None
     resume_id = state.resume_id if state is not None else ""
@@ -189,6 +192,7 @@ async def run_turn(
     }
     if state is not None:
         _check_guard(state, guard)
+    _check_prompt(request.prompt)
     command = list(argv(resume_id))
     out = RunOutput(sink, streaming=request.streaming, run_id=request.run_id, thread_id=resume_id)
     stream_parser = parser(out)
@@ -227,6 +231,7 @@ async def run_turn(
             finished=lambda: stream_parser.terminal is not None,
             terminal_grace=terminal_grace,
             stdin=writer,
+            stdout_to_file=stdout_to_file,
         )
         if stderr_lines is not None:
             stderr_lines.flush()
@@ -353,6 +358,17 @@ def _record_failure(out: RunOutput, failure: RunFailure) -> None:
         )
     )
     out.fail(failure)
+
+
+def _check_prompt(prompt: str) -> None:
+    """Refuse a prompt no CLI can be handed: a NUL ends a C string (an argv entry) and
+    is no text a CLI reads from its input."""
+    nul = prompt.find("\x00")
+    if nul >= 0:
+        raise RunError(
+            f"the prompt holds a NUL character (U+0000) at index {nul}; a CLI cannot be "
+            "handed it, so no process was started"
+        )
 
 
 def _check_guard(state: SessionState, current: dict[str, str]) -> None:

@@ -518,3 +518,17 @@ def test_the_workspace_lease_is_the_clis_cwd(claude: Path, tmp_path: Path) -> No
     stored = list((Path(config.home) / ".claude" / "projects").glob(f"*/{session_id}.jsonl"))
     assert len(stored) == 1, stored
     assert "leased" in stored[0].parent.name
+
+
+@pytest.mark.anyio
+async def test_a_prompt_too_long_for_argv_reaches_the_model_byte_for_byte(
+    claude: Path, tmp_path: Path
+) -> None:
+    """1 MiB and more, a leading dash, quotes and non-ASCII: on stdin, whole."""
+    prompt = "-a pasted file:\n" + 'line "quoted", ünïcödé ✓\n' * 40_000
+    assert len(prompt.encode()) > 1 << 20
+    with Emulator(Scenario(turns=[Turn(text="OK")])) as emu:
+        response, _ = await run(claude_config(claude, emu.base_url, tmp_path), prompt)
+    assert response.failure is None, response.failure
+    [main] = emu.main_requests
+    assert main.user_text.endswith(prompt)

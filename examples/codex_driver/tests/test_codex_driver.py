@@ -140,11 +140,11 @@ async def test_streaming_off_sends_no_payloads_but_the_same_transcript(anyio_bac
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_command_line_carries_model_resume_and_prompt(
+async def test_command_line_carries_model_and_resume_and_stdin_the_prompt(
     anyio_backend: str, tmp_path: Path
 ) -> None:
-    argv_file = tmp_path / "argv.json"
-    command = REPLAY.command("success.jsonl", record_argv=argv_file)
+    argv_file, stdin_file = tmp_path / "argv.json", tmp_path / "stdin.bin"
+    command = REPLAY.command("success.jsonl", record_argv=argv_file, record_stdin=stdin_file)
     driver = CodexDriver(
         CodexConfig(command=command, model="gpt-test", extra_args=("--sandbox", "read-only"))
     )
@@ -155,10 +155,9 @@ async def test_command_line_carries_model_resume_and_prompt(
         session=SessionContext(state=state),
     )
     passed = await testing.passed_argv(driver, request, argv_file)
-    expected = build_argv(
-        driver.config, request.prompt, model="gpt-other", resume_id=state.resume_id
-    )
+    expected = build_argv(driver.config, model="gpt-other", resume_id=state.resume_id)
     assert passed == expected[len(command) :]
+    assert stdin_file.read_bytes() == request.prompt.encode()
     assert passed == [
         "exec",
         "--json",
@@ -169,8 +168,7 @@ async def test_command_line_carries_model_resume_and_prompt(
         "read-only",
         "resume",
         "0199e5a2-7c41-7d30-a8f5-2b6e9c4d1f08",
-        "--",
-        "resume is a prompt word here, not the subcommand",
+        "-",
     ]
 
 
@@ -257,7 +255,7 @@ def test_a_killed_run_with_an_exit_code_quotes_the_last_error() -> None:
 
 def test_the_schema_file_goes_before_the_resume_subcommand() -> None:
     config = CodexConfig(extra_args=("--sandbox", "read-only"))
-    argv = build_argv(config, "p", model="", resume_id="t-1", schema_path="/tmp/s.json")
+    argv = build_argv(config, model="", resume_id="t-1", schema_path="/tmp/s.json")
     assert argv == [
         "codex",
         "exec",
@@ -269,8 +267,7 @@ def test_the_schema_file_goes_before_the_resume_subcommand() -> None:
         "read-only",
         "resume",
         "t-1",
-        "--",
-        "p",
+        "-",
     ]
 
 
@@ -280,7 +277,7 @@ async def test_structured_output_is_the_final_message(tmp_path: Path) -> None:
         REPLAY, "structured_ok.jsonl", tmp_path / "argv.json"
     )
     schema_path = Path(argv[argv.index("--output-schema") + 1])
-    assert argv.index("--output-schema") < argv.index("--")
+    assert argv.index("--output-schema") < argv.index("-")
     assert not schema_path.exists()  # the run's temporary schema file is gone
     assert response.output == '{"ok":true}'
 
@@ -424,7 +421,7 @@ async def test_an_append_becomes_developer_instructions(anyio_backend: str, tmp_
     assert key == "developer_instructions"
     assert tomllib.loads(f"v = {value}")["v"] == text
     assert passed[flag + 2 : flag + 4] == ["--sandbox", "read-only"]
-    assert passed[-2:] == ["--", "hello"]  # the prompt is untouched
+    assert passed[flag + 4 :] == ["-"]  # the prompt went to stdin, untouched
 
 
 @settings(max_examples=50, deadline=None, derandomize=True, database=None)

@@ -542,3 +542,18 @@ async def test_cancelling_a_run_stops_the_cli(codex: Path, home: Path, workspace
     assert sink.stream[-1].error is not None
     assert sink.stream[-1].error.code == FailureCode.CANCELLED
     assert_process_group_gone(spawned_pid(sink))
+
+
+@ASYNCIO_ONLY
+@pytest.mark.anyio
+async def test_a_prompt_too_long_for_argv_reaches_the_model_byte_for_byte(
+    anyio_backend: str, codex: Path, home: Path, workspace: Path
+) -> None:
+    """1 MiB and more, a leading dash, quotes and non-ASCII: on stdin, whole."""
+    prompt = "-a pasted file:\n" + 'line "quoted", ünïcödé ✓\n' * 40_000
+    assert len(prompt.encode()) > 1 << 20
+    with Emulator(ok_scenario()) as emu:
+        response, _ = await run_once(CodexDriver(codex_config(codex, emu, home)), workspace, prompt)
+        (main,) = emu.main_requests
+    assert response.failure is None, response.failure
+    assert main.user_text.endswith(prompt)

@@ -301,11 +301,11 @@ async def test_streaming_off_sends_no_payloads_but_the_same_transcript(anyio_bac
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_command_line_carries_model_resume_and_prompt(
+async def test_command_line_carries_model_and_resume_and_stdin_the_prompt(
     anyio_backend: str, tmp_path: Path
 ) -> None:
-    argv_file = tmp_path / "argv.json"
-    command = REPLAY.command("success.jsonl", record_argv=argv_file)
+    argv_file, stdin_file = tmp_path / "argv.json", tmp_path / "stdin.bin"
+    command = REPLAY.command("success.jsonl", record_argv=argv_file, record_stdin=stdin_file)
     driver = GeminiDriver(
         GeminiConfig(
             command=command, model="gemini-2.5-flash", extra_args=("--approval-mode", "yolo")
@@ -318,10 +318,9 @@ async def test_command_line_carries_model_resume_and_prompt(
         session=SessionContext(state=state),
     )
     passed = await testing.passed_argv(driver, request, argv_file)
-    expected = build_argv(
-        driver.config, request.prompt, model="gemini-2.5-pro", resume_id=state.resume_id
-    )
+    expected = build_argv(driver.config, model="gemini-2.5-pro", resume_id=state.resume_id)
     assert passed == expected[len(command) :]
+    assert stdin_file.read_bytes() == request.prompt.encode()
     assert passed == [
         "--output-format",
         "stream-json",
@@ -331,10 +330,9 @@ async def test_command_line_carries_model_resume_and_prompt(
         "5d0c7e3a-1b42-4f69-9a8e-2c7d41e0b6f3",
         "--approval-mode",
         "yolo",
-        "--prompt=--version is a prompt here, not a flag",
     ]
-    fresh = build_argv(GeminiConfig(), "hi", model="", resume_id="")
-    assert fresh == ["gemini", "--output-format", "stream-json", "--prompt=hi"]
+    fresh = build_argv(GeminiConfig(), model="", resume_id="")
+    assert fresh == ["gemini", "--output-format", "stream-json"]
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])

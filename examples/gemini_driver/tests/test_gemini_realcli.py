@@ -432,3 +432,16 @@ def test_cancellation_mid_run_stops_the_cli(tmp_path: Path) -> None:
     (spawn,) = [e for e in sink.events if e.type == "spawn"]
     leader = int(spawn.metadata["pid"])
     assert _alive([leader, *_group_members(leader)]) == []
+
+
+@pytest.mark.anyio
+async def test_a_prompt_too_long_for_argv_reaches_the_model_byte_for_byte(tmp_path: Path) -> None:
+    """1 MiB and more, a leading dash, quotes and non-ASCII: on stdin, whole."""
+    prompt = "-a pasted file:\n" + 'line "quoted", ünïcödé ✓\n' * 40_000
+    assert len(prompt.encode()) > 1 << 20
+    with emulated(OK) as emu:
+        config = gemini_config(emu, tmp_path / "home", tmp_path / "work")
+        response, _ = await run_once(config, prompt)
+        (main,) = emu.main_requests
+    assert response.failure is None, response.failure
+    assert main.user_text.endswith(prompt)
