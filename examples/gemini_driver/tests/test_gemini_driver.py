@@ -452,6 +452,42 @@ def test_an_api_error_result_names_status_and_retry_count() -> None:
     assert [p.kind for p in sink.stream].count(RETRY_KIND) == 1  # the last attempt is no retry
 
 
+def network_error_result(error: str) -> bytes:
+    line = {"type": "result", "status": "error", "error": {"message": f"[API Error: {error}]"}}
+    return json.dumps(line).encode()
+
+
+def test_a_refused_connection_quotes_the_cause_from_stderr() -> None:
+    parser, _, _ = parse(network_error_result("fetch failed"))
+    for line in (
+        b"Error when talking to Gemini API Full report available at: x.json TypeError: fetch",
+        b"  [cause]: Error: connect ECONNREFUSED 127.0.0.1:9 {",
+        b"    errno: -111,",
+        b"    code: 'ECONNREFUSED',",
+    ):
+        parser.feed_stderr(line)
+    failure = parser.failure(ProcessOutcome(1, "", False, b"", b""), 60)
+    assert failure is not None
+    assert failure.message == (
+        "gemini API error: fetch failed; Error: connect ECONNREFUSED 127.0.0.1:9, ECONNREFUSED"
+    )
+    assert (
+        failure.metadata["network_error"] == "Error: connect ECONNREFUSED 127.0.0.1:9, ECONNREFUSED"
+    )
+    assert "stream_cut" not in failure.metadata
+
+
+def test_a_cut_without_a_cause_on_stderr_still_names_the_cut() -> None:
+    parser, _, _ = parse(network_error_result("terminated"))
+    failure = parser.failure(ProcessOutcome(1, "", False, b"", b""), 60)
+    assert failure is not None
+    assert failure.message == (
+        "gemini API error: the model's response stream was cut (the connection closed "
+        "before the answer was complete: terminated)"
+    )
+    assert failure.metadata["stream_cut"] is True
+
+
 def test_an_untrusted_workspace_is_named() -> None:
     parser, _, _ = parse(b"")
     failure = parser.failure(ProcessOutcome(55, "", False, b"", b"not trusted"), 60)

@@ -364,6 +364,10 @@ def test_a_stream_cut_mid_answer_fails(tmp_path: Path) -> None:
         config = gemini_config(emu, tmp_path / "home", tmp_path / "work")
         response = expect_clean_failure(config, "the model stream was cut mid-answer")
     assert response.failure is not None
+    # The result line says only "terminated"; the message names the cut and the cause.
+    assert "response stream was cut" in response.failure.message
+    assert "SocketError: other side closed" in response.failure.message
+    assert response.failure.metadata["stream_cut"] is True
     assert response.checkpoint is None
 
 
