@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         ModelRequest,
         Options,
         OptionsError,
+        ToolShape,
     )
     from adaptertest.report import (
         ClauseResult,
@@ -79,6 +80,7 @@ _LAZY: dict[str, str] = {
     "ModelRequest": "adaptertest.options",
     "ModelBinding": "adaptertest.options",
     "ModelEndpoint": "adaptertest.options",
+    "ToolShape": "adaptertest.options",
     "ClauseResult": "adaptertest.report",
     "ClauseStatus": "adaptertest.report",
     "ConformanceError": "adaptertest.report",
@@ -138,6 +140,7 @@ __all__ = [
     "OptionsError",
     "RecordingSink",
     "StreamVerifier",
+    "ToolShape",
     "Violation",
     "__version__",
     "check_driver",

@@ -38,8 +38,11 @@ MAX_KEPT = 200
 """Distinct violations of one clause a probe keeps; more are counted."""
 _INDEX = re.compile(r"\b(payload|event|item) \d+")
 
-LIVE_PROBES = frozenset(p for c in CLAUSES if c.mode is Mode.LIVE for p in c.probes)
-"""Probes that run the provider: their provider text is withheld unless asked for."""
+LIVE_PROBES = frozenset(
+    p for c in CLAUSES if c.mode in (Mode.LIVE, Mode.SCENARIO) for p in c.probes
+)
+"""Probes that run the provider (or an agent against the model emulator): their provider
+text is withheld unless asked for."""
 
 
 class ProbeAbort(Exception):

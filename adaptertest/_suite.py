@@ -49,6 +49,13 @@ PROBE_FUNCTIONS: dict[str, tuple[str, str]] = {
     "drift": ("adaptertest.dft", "probe_drift"),
     "fresh_process": ("adaptertest.ses", "probe_fresh_process"),
     "system_prompt": ("adaptertest.sysprompt", "probe_system_prompt"),
+    "scenario_tools": ("adaptertest.tol", "probe_scenario_tools"),
+    "scenario_reasoning": ("adaptertest.rsn", "probe_scenario_reasoning"),
+    "scenario_resume": ("adaptertest.res", "probe_scenario_resume"),
+    "scenario_faults": ("adaptertest.flt", "probe_scenario_faults"),
+    "scenario_deadline": ("adaptertest.dln", "probe_scenario_deadline"),
+    "scenario_input": ("adaptertest.inp", "probe_scenario_input"),
+    "scenario_output": ("adaptertest.out", "probe_scenario_output"),
 }
 """Probe name -> (family module, function): where the code that judges it lives.
 

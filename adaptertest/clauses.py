@@ -17,6 +17,7 @@ class Mode(StrEnum):
     HERMETIC = "hermetic"  # always, with no provider
     OPT_IN = "opt-in"  # hermetic, but only when an option turns it on
     LIVE = "live"  # needs Options(live_run=True): runs the provider
+    SCENARIO = "scenario"  # needs Options(model_binding=...): runs against the model emulator
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,9 +45,19 @@ class Clause:
 _MODULES: dict[str, str] = {"SYS": "adaptertest.sysprompt"}
 """Families whose module is not named after them (``adaptertest.sys`` would read as ``sys``)."""
 
-H, OPT, L = Mode.HERMETIC, Mode.OPT_IN, Mode.LIVE
+H, OPT, L, SC = Mode.HERMETIC, Mode.OPT_IN, Mode.LIVE, Mode.SCENARIO
 _LIVE = ("live_run",)
 _BOTH_LIVE = ("live_run", "live_structured_output")
+SCENARIO_PROBES = (
+    "scenario_tools",
+    "scenario_reasoning",
+    "scenario_resume",
+    "scenario_faults",
+    "scenario_deadline",
+    "scenario_input",
+    "scenario_output",
+)
+"""The probes that run scenarios against the model emulator (Options.model_binding)."""
 
 
 def _c(id: str, title: str, rule: str, mode: Mode, *probes: str, extension: bool = False) -> Clause:
@@ -671,6 +682,165 @@ CLAUSES: tuple[Clause, ...] = (
         "system_prompt",
         extension=True,
     ),
+    # --- Scenario clauses (Python extension): the suite drives the model -------------
+    # Each runs scenarios of adaptertest/scenarios/ against the model-API emulator
+    # through Options(model_binding=...); see docs/scenarios.md.
+    _c(
+        "TOL-01",
+        "a tool runs for real in the workspace",
+        "When the model calls the agent's shell tool, the command runs in the run's "
+        "workspace (the file it writes is there), its output reaches the model in the next "
+        "request, the transcript pairs the call with its result, and the run succeeds with "
+        "the model's final answer.",
+        SC,
+        "scenario_tools",
+        extension=True,
+    ),
+    _c(
+        "TOL-02",
+        "a failing tool is reported, not fatal",
+        "When the command the model asked for fails (exits non-zero), its result reaches "
+        "the model in the next request, the transcript pairs the call with a result marked "
+        "is_error, and the run goes on to succeed with the final answer.",
+        SC,
+        "scenario_tools",
+        extension=True,
+    ),
+    _c(
+        "TOL-03",
+        "two tool calls in one turn stay paired",
+        "Two shell calls in one model turn give two tool_call and two tool_result items "
+        "with distinct ids that pair one to one, both results reach the model in the next "
+        "request, and the stream's tool-call ids are the transcript's.",
+        SC,
+        "scenario_tools",
+        extension=True,
+    ),
+    _c(
+        "RSN-01",
+        "thinking shows as reasoning only where declared",
+        "A model answer with a thinking block and text gives reasoning (a thinking item or "
+        "reasoning payloads carrying the thinking) when the stream capability declares "
+        "reasoning and none otherwise, and the thinking never shows up in the output or an "
+        "assistant item.",
+        SC,
+        "scenario_reasoning",
+        extension=True,
+    ),
+    _c(
+        "RES-01",
+        "a live resume continues the session",
+        "A second run from the first run's checkpoint, its state passed through the "
+        "driver's codec as JSON into a new driver instance, succeeds, sends the model the "
+        "first exchange, and reports the second run's usage alone.",
+        SC,
+        "scenario_resume",
+        extension=True,
+    ),
+    _c(
+        "RES-02",
+        "a resume survives a host restart",
+        "The same resume run from a new Python process (the binding rebuilt by "
+        "ModelBinding(ref=...), the state decoded from JSON there) succeeds and sends the "
+        "model the first exchange.",
+        SC,
+        "scenario_resume",
+        extension=True,
+    ),
+    _c(
+        "RES-03",
+        "a mismatched guard is refused before launch",
+        "Resuming the checkpoint under another profile (its session fingerprint changed) "
+        "raises before anything starts: no model request, nothing reaches the sink.",
+        SC,
+        "scenario_resume",
+        extension=True,
+    ),
+    _c(
+        "FLT-01",
+        "transient model faults are retried or named",
+        "A burst of 429s with retry-after, an overloaded 529 and a 503, each followed by "
+        "success: the run succeeds after the retries, or fails cleanly with a message that "
+        "names the status.",
+        SC,
+        "scenario_faults",
+        extension=True,
+    ),
+    _c(
+        "FLT-02",
+        "persistent model faults fail cleanly",
+        "A model that keeps answering 500, 401 or 400 (prompt too long), or cuts its stream "
+        "every time: a failed Response with code agent_error whose message names the status "
+        "or the cut and is no protocol dump, no valid checkpoint, nothing emitted after "
+        "run() returns.",
+        SC,
+        "scenario_faults",
+        extension=True,
+    ),
+    _c(
+        "DLN-01",
+        "a model that never answers times out",
+        "When the model never answers, run() returns a Response with timed_out=True within "
+        "the endpoint's deadline plus the binding's grace.",
+        SC,
+        "scenario_deadline",
+        extension=True,
+    ),
+    _c(
+        "DLN-02",
+        "cancellation while waiting on the model is prompt",
+        "Cancelling the run while the agent waits on the model ends run() within the "
+        "binding's grace, the cancellation propagating.",
+        SC,
+        "scenario_deadline",
+        extension=True,
+    ),
+    _c(
+        "INP-01",
+        "a prompt of 1 MiB reaches the model intact",
+        "A prompt of at least 1 MiB reaches the model byte for byte (through standard input "
+        "or a file where argv cannot carry it) and the run succeeds.",
+        SC,
+        "scenario_input",
+        extension=True,
+    ),
+    _c(
+        "INP-02",
+        "awkward prompts reach the model intact",
+        "A prompt that begins with '-', and one with newlines, quotes, backslashes and "
+        "non-ASCII text, each reach the model byte for byte and the run succeeds.",
+        SC,
+        "scenario_input",
+        extension=True,
+    ),
+    _c(
+        "INP-03",
+        "a prompt with a NUL byte is refused before launch",
+        "A prompt holding a NUL byte is refused before anything starts: run() raises or "
+        "returns a failure whose message names the NUL byte, and no model request is made.",
+        SC,
+        "scenario_input",
+        extension=True,
+    ),
+    _c(
+        "OUT-01",
+        "a large answer arrives exact",
+        "An answer of at least 1 MB streamed in many deltas is the run's output exactly, and "
+        "the text deltas of the stream, joined, are that answer.",
+        SC,
+        "scenario_output",
+        extension=True,
+    ),
+    _c(
+        "PRC-01",
+        "nothing a scenario started outlives it",
+        "After every scenario run, no process carrying the scenario's marker (the "
+        "endpoint's environment) is still running, descendants that left the CLI's process "
+        "group included.",
+        SC,
+        *SCENARIO_PROBES,
+        extension=True,
+    ),
 )
 
 CLAUSE_BY_ID: dict[str, Clause] = {c.id: c for c in CLAUSES}
@@ -696,6 +866,7 @@ PROBES: tuple[str, ...] = (
     "drift",
     "fresh_process",
     "system_prompt",
+    *SCENARIO_PROBES,
 )
 """Every probe, in the order the suite runs them."""
 

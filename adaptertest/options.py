@@ -126,6 +126,46 @@ MODEL_PROTOCOLS: tuple[str, ...] = ("anthropic", "openai-responses", "gemini")
 DEFAULT_SCENARIO_GRACE = 10.0
 """Seconds past a scenario's deadline a run may take to end (timed out or cancelled)."""
 
+DEFAULT_SCENARIO_DEADLINE = 300.0
+"""The run deadline a scenario endpoint asks for when the scenario is not about deadlines."""
+
+SHELL_ROLE = "shell"
+"""The tool role of the scenarios that run a command: the agent's own shell tool."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolShape:
+    """How an agent's tool for one role is called: its name and where the text goes.
+
+    The tool scenarios ask for a role (``shell``: run one command line) and the model-API
+    emulator turns it into a call of the agent's own tool. ``argument`` names the
+    parameter that takes the command; ``argv`` says it takes a list
+    (``["bash", "-lc", command]``) instead of one string. ``extra`` are further fixed
+    arguments the tool needs.
+    """
+
+    name: str
+    argument: str = "command"
+    argv: bool = False
+    extra: Mapping[str, object] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for label, value in (("name", self.name), ("argument", self.argument)):
+            if not isinstance(value, str) or not value.strip():
+                raise ValueError(f"ToolShape.{label} must be a non-blank str, got {value!r}")
+        if not isinstance(self.argv, bool):
+            raise TypeError(f"ToolShape.argv must be a bool, got {type(self.argv).__qualname__}")
+        if not isinstance(self.extra, Mapping):
+            raise TypeError(
+                f"ToolShape.extra must be a mapping, got {type(self.extra).__qualname__}"
+            )
+        object.__setattr__(self, "extra", MappingProxyType(dict(self.extra)))
+
+    def arguments(self, command: str) -> dict[str, object]:
+        """The call's arguments for ``command``."""
+        value: object = ["bash", "-lc", command] if self.argv else command
+        return {**self.extra, self.argument: value}
+
 
 @dataclass(frozen=True, slots=True)
 class ModelEndpoint:
@@ -149,6 +189,9 @@ class ModelEndpoint:
     """Variables to add to the environment of every process the driver starts."""
     api_key: str
     """A dummy key the emulator accepts; pass it where the agent wants a key."""
+    deadline: float = DEFAULT_SCENARIO_DEADLINE
+    """Seconds a run may take before the driver ends it as timed out (``timed_out``): set
+    it as the driver's own run deadline. Short for the deadline scenario (DLN-01)."""
 
 
 @dataclass(frozen=True, init=False)
@@ -161,13 +204,19 @@ class ModelBinding:
     the model API the driver speaks. ``cannot`` maps a scenario clause ID to why the
     agent cannot do it (no parallel tool calls, no retries ...): those clauses are
     skipped with that reason, never passed. ``grace`` is how long past a deadline or a
-    cancellation a run may take to end.
+    cancellation a run may take to end. ``tools`` names the agent's tool for a role
+    (``{"shell": ToolShape("Bash")}``) where the suite cannot tell it from the tools the
+    agent offers the model. ``ref`` is ``"module:attr"`` naming this binding (or a
+    function taking no arguments that returns it), so a fresh interpreter can rebuild it
+    for the resume scenario of a restarted host (RES-02); None skips that check.
     """
 
     driver: Callable[[ModelEndpoint], object]
     protocol: str
     cannot: Mapping[str, str]
     grace: float
+    tools: Mapping[str, ToolShape]
+    ref: str | None
 
     def __init__(
         self,
@@ -176,6 +225,8 @@ class ModelBinding:
         protocol: str,
         cannot: Mapping[str, str] | None = None,
         grace: float = DEFAULT_SCENARIO_GRACE,
+        tools: Mapping[str, ToolShape] | None = None,
+        ref: str | None = None,
     ) -> None:
         if not callable(driver) or isinstance(driver, type):
             raise TypeError(
@@ -200,7 +251,24 @@ class ModelBinding:
         object.__setattr__(self, "driver", driver)
         object.__setattr__(self, "protocol", protocol)
         object.__setattr__(self, "cannot", MappingProxyType(reasons))
+        shapes = dict(tools or {})
+        for role, shape in shapes.items():
+            if not isinstance(role, str) or not isinstance(shape, ToolShape):
+                raise ValueError(
+                    "ModelBinding.tools maps a role (such as 'shell') to a ToolShape, got "
+                    f"{role!r}: {type(shape).__qualname__}"
+                )
+        if ref is not None:
+            try:
+                _factory_ref("ref", ref)
+            except OptionsError:
+                raise ValueError(
+                    "ModelBinding.ref must be None or 'module:attr' naming the binding, such "
+                    f"as 'yourpkg.conformance:binding', got {ref!r}"
+                ) from None
         object.__setattr__(self, "grace", float(grace))
+        object.__setattr__(self, "tools", MappingProxyType(shapes))
+        object.__setattr__(self, "ref", ref)
 
 
 class OptionsError(TypeError, ValueError):

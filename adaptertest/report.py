@@ -169,8 +169,10 @@ class ConformanceReport:
         """The highest conformance level met.
 
         Every clause counts, extensions included: one that fails keeps the level below
-        its mode (a hermetic or opt-in one: no level; a live one: core). ``live`` needs
-        LIV-01 to pass, so a run that failed (even as expected) reaches core at most.
+        its mode (a hermetic or opt-in one: no level; a live or scenario one: core).
+        ``live`` needs LIV-01 to pass, so a run that failed (even as expected) reaches
+        core at most. A scenario clause counts like a live one: skipped (no binding, or
+        declared in ``ModelBinding.cannot``) it holds, failed it keeps the level at core.
         """
         if not self.complete:
             return None  # a partial run (only=...) proves no level
@@ -179,9 +181,10 @@ class ConformanceReport:
         def holds(r: ClauseResult) -> bool:
             return r.status in (ClauseStatus.PASSED, ClauseStatus.SKIPPED)
 
-        if not all(holds(r) for r in self.results if r.info.mode is not Mode.LIVE):
+        running = (Mode.LIVE, Mode.SCENARIO)
+        if not all(holds(r) for r in self.results if r.info.mode not in running):
             return None
-        live = [r for r in self.results if r.info.mode is Mode.LIVE]
+        live = [r for r in self.results if r.info.mode in running]
         if by_id["LIV-01"].status is not ClauseStatus.PASSED or not all(map(holds, live)):
             return Level.CORE
         full = all(by_id[c].status is ClauseStatus.PASSED for c in ("LIV-03", "RSP-04", "SO-02"))

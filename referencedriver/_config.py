@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -36,3 +36,15 @@ class ReferenceConfig(BaseModel):
     """Working directory when the request brings no workspace lease."""
     fail_run: bool = False
     """Make every run end in a provider-level failure (exercises the failure path)."""
+    model_url: str = ""
+    """Root of an Anthropic Messages API (``http://127.0.0.1:PORT``): runs then talk to it
+    over HTTP and run its tool calls for real (see ``_http.py``); empty: the scripted
+    in-memory model."""
+    api_key: str = ""
+    """The key sent to ``model_url``."""
+    home: str = ""
+    """Where the network mode keeps its sessions (``{home}/sessions``)."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Variables added to the environment of every tool command the network mode runs."""
+    timeout: float = 0.0
+    """Seconds a network-mode run may take before it ends as timed out; 0: no deadline."""

@@ -14,7 +14,8 @@ from driver.run import SessionState
 from referencedriver._config import DEFAULT_MODEL, ReferenceConfig
 
 if TYPE_CHECKING:
-    from adaptertest.options import Options
+    from adaptertest.options import ModelBinding, ModelEndpoint, Options
+    from referencedriver._driver import ReferenceDriver
 
 
 def adaptertest_options() -> Options:
@@ -41,4 +42,33 @@ def adaptertest_options() -> Options:
         sync_skills_probe=True,
         live_structured_output=True,
         concurrent_runs=2,
+    )
+
+
+def driver_for_endpoint(endpoint: ModelEndpoint) -> ReferenceDriver:
+    """The driver in its network mode, pointed at a model endpoint the suite runs: its
+    deadline, its home for sessions and its environment for every tool command."""
+    from referencedriver._driver import ReferenceDriver
+
+    return ReferenceDriver(
+        ReferenceConfig(
+            model_url=endpoint.base_url,
+            api_key=endpoint.api_key,
+            home=str(endpoint.home),
+            env=dict(endpoint.env),
+            timeout=endpoint.deadline,
+        )
+    )
+
+
+def model_binding() -> ModelBinding:
+    """How the suite binds this driver to its model emulator (the scenario clauses):
+    ``Options(model_binding=model_binding())``. The network mode speaks Anthropic
+    Messages; ``ref`` lets a new interpreter rebuild the binding (RES-02)."""
+    from adaptertest.options import ModelBinding
+
+    return ModelBinding(
+        driver=driver_for_endpoint,
+        protocol="anthropic",
+        ref=f"{__name__}:model_binding",
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import threading
 from dataclasses import dataclass
 
@@ -35,6 +36,7 @@ from driver import (
     Request,
     ResolvedSkills,
     Response,
+    RunError,
     RunEvent,
     RunEventType,
     RunFailure,
@@ -67,6 +69,14 @@ from referencedriver._config import (
     FINGERPRINT_DOMAIN,
     REFERENCE_DRIVER_TYPE,
     ReferenceConfig,
+)
+from referencedriver._http import (
+    ModelFault,
+    converse,
+    fault_failure,
+    load_history,
+    new_session_id,
+    save_history,
 )
 
 __all__ = [
@@ -377,6 +387,8 @@ class ReferenceDriver:
         await anyio.lowlevel.checkpoint()  # a cancelled scope stops us before any output
         if request.config is not None:
             self.validate_config(request.config)
+        if self._config.model_url:
+            return await self._run_over_http(request, sink)
         model = request.model_override or self._model()
         run_id = request.run_id or "reference-run"
         state = request.session.state if request.session is not None else None
@@ -476,6 +488,94 @@ class ReferenceDriver:
             structured_output=structured,
         )
 
+    async def _run_over_http(self, request: Request, sink: EventSink) -> Response:
+        """The network mode: the model at ``model_url``, tool calls run for real."""
+        config = self._config
+        if "\x00" in request.prompt:
+            # No HTTP body, argv or file name carries it intact: refuse before starting.
+            raise ValueError("the prompt contains a NUL byte; the run was not started")
+        state = request.session.state if request.session is not None else None
+        cwd = request.workspace.cwd or config.cwd or "."
+        history: list[dict[str, object]] = []
+        if state is not None:
+            self._check_guard(state, request, cwd)
+            stored = load_history(config.home, state.resume_id)
+            if stored is None:
+                raise RunError(f"no stored session {state.resume_id!r} to resume")
+            history = stored
+        session_id = state.resume_id if state is not None else new_session_id()
+        model = request.model_override or self._model()
+        run_id = request.run_id or "reference-run"
+        out = _RunOutput(sink, streaming=request.streaming, run_id=run_id, thread_id=session_id)
+        out.event(
+            RunEvent(
+                type=RunEventType.INVOCATION,
+                text="reference driver invocation (network mode)",
+                metadata={"model": model, "cwd": cwd, "model_url": config.model_url},
+            )
+        )
+        out.stream(StreamPayload(kind=StreamKind.RUN_STARTED))
+        out.item(TranscriptItem(kind=TranscriptKind.INIT, model=model, session_id=session_id))
+        system = REFERENCE_SYSTEM_PROMPT
+        if request.append_system_prompt:
+            system = f"{system}\n\n{request.append_system_prompt}"
+        fault: ModelFault | None = None
+        with anyio.move_on_after(config.timeout or math.inf) as deadline:
+            try:
+                talk = await converse(
+                    url=config.model_url,
+                    api_key=config.api_key,
+                    model=model,
+                    system=system,
+                    history=history,
+                    prompt=request.prompt,
+                    cwd=cwd,
+                    env=config.env,
+                    out=out,
+                )
+            except ModelFault as exc:
+                fault = exc
+        if deadline.cancelled_caught:
+            failure = RunFailure(
+                code=FailureCode.AGENT_ERROR,
+                message=f"the run passed its deadline of {config.timeout:g} s",
+            )
+            return self._fail(out, model, failure, timed_out=True)
+        if fault is not None:
+            return self._fail(out, model, fault_failure(fault))
+        save_history(config.home, session_id, talk.messages)
+        usage = talk.usage
+        out.item(
+            TranscriptItem(
+                kind=TranscriptKind.RESULT, text="success", subtype="success", usage=usage
+            )
+        )
+        out.stream(StreamPayload(kind=StreamKind.RUN_FINISHED, usage=usage))
+        out.event(RunEvent(type=RunEventType.LIFECYCLE, text="run completed"))
+        return Response(
+            output=talk.output,
+            raw_streams=RawStreams(),
+            transcript=out.transcript,
+            exit_code=0,
+            usage=usage.model_copy(),
+            checkpoint=self._checkpoint(request, session_id, cwd),
+            provider=REFERENCE_DRIVER_TYPE,
+            model=talk.model or model,
+            summary="reference run finished",
+        )
+
+    @staticmethod
+    def _check_guard(state: SessionState, request: Request, cwd: str) -> None:
+        """Refuse, before anything starts, a session stored under another cwd or profile."""
+        current = {
+            SESSION_PARAM_CWD: cwd,
+            SESSION_PARAM_PROFILE_FINGERPRINT: request.profile_payload.session_fingerprint(),
+        }
+        for key, value in current.items():
+            stored = state.data.get(key, "")
+            if stored and stored != value:
+                raise RunError(f"the session was stored with another {key}; refusing to resume it")
+
     @staticmethod
     def _model_turn(request: Request) -> ModelTurn:
         """What the scripted model is sent: its own system prompt (plus the append) and
@@ -519,11 +619,19 @@ class ReferenceDriver:
             state=SessionState(resume_id=session_id, display_id=session_id, data=data),
         )
 
-    def _fail(self, out: _RunOutput, model: str) -> Response:
+    def _fail(
+        self,
+        out: _RunOutput,
+        model: str,
+        failure: RunFailure | None = None,
+        *,
+        timed_out: bool = False,
+    ) -> Response:
         """End the run with a provider-level failure: no checkpoint, exit code 1."""
-        failure = RunFailure(
-            code=FailureCode.AGENT_ERROR, message="the reference config asked this run to fail"
-        )
+        if failure is None:
+            failure = RunFailure(
+                code=FailureCode.AGENT_ERROR, message="the reference config asked this run to fail"
+            )
         out.item(
             TranscriptItem(
                 kind=TranscriptKind.FAILURE,
@@ -537,6 +645,7 @@ class ReferenceDriver:
             raw_streams=RawStreams(),
             transcript=out.transcript,
             exit_code=1,
+            timed_out=timed_out,
             provider=REFERENCE_DRIVER_TYPE,
             model=model,
             summary="reference run failed",

@@ -26,10 +26,12 @@ import anyio.to_thread
 import uvicorn
 
 from adaptertest.emulator._recording import RecordedRequest, mask_headers, mask_query
+from adaptertest.emulator._roles import RoleError, resolve_roles
 from adaptertest.emulator._scenario import Fault, Scenario, Turn, TurnUsage
 from adaptertest.emulator._schema import minimal_instance
 from adaptertest.emulator._script import Plan, Script
 from adaptertest.emulator.protocols import WIRES, Answer, Route, Wire
+from adaptertest.options import ToolShape
 
 __all__ = ["Emulator", "EmulatorError"]
 
@@ -80,7 +82,9 @@ class Emulator:
     Use it as a context manager (``with`` or ``async with``) or call :meth:`start` and
     :meth:`stop`. One emulator serves the three protocols at once; :attr:`base_url` is
     what each CLI is pointed at. ``on_request`` is called (on the server's thread) with
-    each request as it is recorded; what it raises is logged, not sent.
+    each request as it is recorded; what it raises is logged, not sent. ``tools`` names
+    the agent's tool for a role a scenario calls (``$shell``) where the tools the request
+    offers do not tell (see ``adaptertest.emulator._roles``).
     """
 
     def __init__(
@@ -89,6 +93,7 @@ class Emulator:
         *,
         port: int = 0,
         on_request: Callable[[RecordedRequest], None] | None = None,
+        tools: Mapping[str, ToolShape] | None = None,
     ) -> None:
         if scenario is None:
             scenario = Scenario.model_validate({"turns": [{"text": "OK"}], "repeat_last": True})
@@ -108,6 +113,8 @@ class Emulator:
         self._socket: socket.socket | None = None
         self._errors: list[BaseException] = []
         self._unserved: list[str] = []
+        self._tools = dict(tools or {})
+        self._problems: list[str] = []
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -223,6 +230,13 @@ class Emulator:
             return list(self._unserved)
 
     @property
+    def problems(self) -> list[str]:
+        """Why a turn could not be served as written (a tool role the request offers no
+        tool for), in order; each such request was answered with a 500."""
+        with self._changed:
+            return list(self._problems)
+
+    @property
     def scenario(self) -> Scenario:
         """The scenario being served."""
         return self._script.scenario
@@ -239,6 +253,7 @@ class Emulator:
         with self._changed:
             self._requests.clear()
             self._unserved.clear()
+            self._problems.clear()
 
     @property
     def turns_served(self) -> int:
@@ -367,7 +382,14 @@ class Emulator:
             await _send_json(send, 500, wire.error(500, message))
             return
         else:
-            answer = _answer(plan.turn, model, schema, side=False)
+            try:
+                turn = resolve_roles(plan.turn, body, self._tools)
+            except RoleError as exc:
+                with self._changed:
+                    self._problems.append(str(exc))
+                await _send_json(send, 500, wire.error(500, f"emulator: {exc}"))
+                return
+            answer = _answer(turn, model, schema, side=False)
         await self._respond(plan, wire, answer, body, stream, receive, send)
 
     async def _respond(

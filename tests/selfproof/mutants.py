@@ -100,6 +100,7 @@ from referencedriver import (
     ReferenceModel,
     ReferenceSessionCodec,
 )
+from referencedriver._conformance import model_binding as reference_binding
 
 __all__ = [
     "BASELINE",
@@ -223,6 +224,7 @@ FULL_OPTIONS = _opts(
     concurrent_runs=3,
     drift=no_cli_drift(lambda: ReferenceDriver(ReferenceConfig(cwd="project"))),
     model_requests=CONTROL_MODEL.requests_so_far,
+    model_binding=reference_binding(),
 )
 """Every opt-in any mutant uses, switched on at once, for the positive control.
 

@@ -1,0 +1,73 @@
+"""The second run of RES-02, in a new interpreter: a host that restarted.
+
+Reads one JSON job on standard input (the binding's ``module:attr``, the endpoint, the
+stored session state as JSON, the backend and a timeout), rebuilds the binding and a
+driver from it, decodes the state through the driver's codec, runs the resumed request
+and prints one JSON line: ``{"response": ..., "failed": "..."}`` or ``{"error": "..."}``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from adaptertest._fresh import _import_ref
+from adaptertest._scenarios import outcome_of
+from adaptertest.liv import run_once
+from adaptertest.options import ModelBinding, ModelEndpoint
+from adaptertest.res import resume_request, state_from_json
+from adaptertest.sink import RecordingSink
+
+
+def _binding(ref: str) -> ModelBinding:
+    found = _import_ref(ref)
+    if not isinstance(found, ModelBinding) and callable(found):
+        found = found()
+    if not isinstance(found, ModelBinding):
+        raise TypeError(f"{ref} is a {type(found).__qualname__}, not a ModelBinding")
+    return found
+
+
+def _run(job: dict[str, Any]) -> dict[str, Any]:
+    binding = _binding(job["ref"])
+    spec = job["endpoint"]
+    endpoint = ModelEndpoint(
+        base_url=spec["base_url"],
+        protocol=spec["protocol"],
+        home=Path(spec["home"]),
+        workspace=Path(spec["workspace"]),
+        env=dict(spec["env"]),
+        api_key=spec["api_key"],
+        deadline=float(spec["deadline"]),
+    )
+    driver: Any = binding.driver(endpoint)
+    state = state_from_json(driver, job["state"])
+    request = resume_request("resume", endpoint.workspace, state)
+
+    async def go() -> dict[str, Any]:
+        result = await run_once(driver.run, request, RecordingSink(), float(job["timeout"]))
+        response = result.response
+        return {
+            "response": response.model_dump(mode="json") if response is not None else None,
+            "failed": outcome_of(result),
+        }
+
+    reply: dict[str, Any] = anyio.run(go, backend=job["backend"])
+    return reply
+
+
+def main() -> int:
+    try:
+        reply = _run(json.loads(sys.stdin.read()))
+    except Exception as exc:  # noqa: BLE001 - reported to the parent, which judges it
+        reply = {"error": f"{type(exc).__qualname__}: {exc}"}
+    sys.stdout.write(json.dumps(reply) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,462 @@
+"""The scenario engine: run a scripted model conversation against a bound driver.
+
+The scenario clauses (TOL, RSN, RES, FLT, DLN, INP, OUT, PRC) need the model side. A
+driver author gives the suite ``Options(model_binding=ModelBinding(...))``: a factory
+taking a :class:`ModelEndpoint` and returning a driver pointed at it. For each scenario
+the engine (a :class:`Stage`) starts a model-API emulator serving the scenario's file
+from ``adaptertest/scenarios/``, makes a fresh home and workspace, puts a fresh marker
+in the endpoint's environment (:data:`SCENARIO_MARKER_VARIABLE`), builds the driver from
+the binding, runs the scenario's request(s) with a recording sink, and hands the family
+module everything to judge: the run, the stream, the transcript and the emulator's
+request log. When the stage closes it judges PRC-01 from the process table (every
+process still carrying the marker), ends whatever is left, stops the emulator and
+removes the folders.
+
+The marker is a variable of its own, not the run marker of ``driver.clikit``
+(``AGENT_DRIVER_RUN_MARKER``), which a driver sets per run on its own processes and so
+would replace the suite's. Where the process table cannot be searched by environment
+(no ``/proc``) PRC-01 is skipped with a note saying so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import json
+import shutil
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import anyio
+
+from adaptertest._calls import LATE_WINDOW, Leftovers, describe_error, describe_hang
+from adaptertest._probe import ProbeContext
+from adaptertest._violation import Violation
+from adaptertest.clauses import CLAUSES
+from adaptertest.emulator import Emulator, EmulatorError, RecordedRequest, Scenario
+from adaptertest.liv import LOOP_SLACK, LiveRun, error_type, live_request, run_once
+from adaptertest.options import DEFAULT_SCENARIO_DEADLINE, ModelBinding, ModelEndpoint
+from adaptertest.prc import verify_nothing_left
+from adaptertest.sink import RecordingSink
+from driver.clikit._proctable import can_scan, end_marked, marked_pids, new_marker
+from driver.events import StreamKind, StreamPayload
+from driver.run import Request, Response
+from driver.transcript import TranscriptItem, TranscriptKind
+
+__all__ = [
+    "NO_BINDING",
+    "SCENARIO_API_KEY",
+    "SCENARIO_DIR",
+    "SCENARIO_MARKER_VARIABLE",
+    "Observed",
+    "Stage",
+    "clauses_of",
+    "gate",
+    "items",
+    "load_scenario",
+    "new_token",
+    "outcome_of",
+    "scenario_request",
+    "single_run",
+    "stream_text",
+]
+
+SCENARIO_MARKER_VARIABLE = "ADAPTERTEST_SCENARIO_MARKER"
+"""The variable the endpoint's ``env`` sets to a value unique to one scenario."""
+
+SCENARIO_API_KEY = "adaptertest-emulator-key"
+"""The dummy key every endpoint hands out; the emulator accepts any key."""
+
+SCENARIO_DIR = Path(__file__).with_name("scenarios")
+"""The scenario files the battery serves (emulator scenario JSON, shipped in the wheel)."""
+
+NO_BINDING = (
+    "no model endpoint to run scenarios against: pass "
+    "Options(model_binding=ModelBinding(driver=..., protocol=...)) to bind the driver to "
+    "the suite's model emulator (see docs/scenarios.md)"
+)
+
+SETTLE = 3.0
+"""Seconds the marked processes of a finished run get to disappear (a process ended
+just before run() returned may still be going down)."""
+
+_END_GRACE = 2.0
+_POLL = 0.02
+
+
+def gate(ctx: ProbeContext, clauses: Sequence[str]) -> tuple[ModelBinding | None, list[str]]:
+    """The binding and which of ``clauses`` it lets run; the others are skipped here
+    (no binding: all, naming the option; ``ModelBinding.cannot``: with its reason)."""
+    binding = ctx.options.model_binding
+    probe_prc = ("PRC-01",)
+    if binding is None:
+        ctx.skip([*clauses, *probe_prc], NO_BINDING)
+        return None, []
+    wanted: list[str] = []
+    for clause in clauses:
+        reason = binding.cannot.get(clause)
+        if reason is not None:
+            ctx.skip((clause,), f"the binding declares the agent cannot do it: {reason}")
+        else:
+            wanted.append(clause)
+    if not wanted:
+        ctx.skip(probe_prc, f"the {ctx.name} probe ran no scenario (its clauses are skipped)")
+    return binding, wanted
+
+
+def load_scenario(name: str, values: Mapping[str, str] | None = None) -> Scenario:
+    """The scenario file ``name`` with each ``{{key}}`` in its strings replaced by
+    ``values[key]`` (a token unique to the run, a generated text)."""
+    path = SCENARIO_DIR / f"{name}.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return Scenario.parse(_fill(data, values or {}), source=str(path))
+
+
+def _fill(value: Any, values: Mapping[str, str]) -> Any:
+    if isinstance(value, str):
+        for key, text in values.items():
+            value = value.replace(f"{{{{{key}}}}}", text)
+        return value
+    if isinstance(value, list):
+        return [_fill(item, values) for item in value]
+    if isinstance(value, dict):
+        return {key: _fill(item, values) for key, item in value.items()}
+    return value
+
+
+def scenario_request(name: str, prompt: str, workspace: Path) -> Request:
+    """The request of one scenario run: the live request's shape (streaming, a profile
+    payload, a workspace lease on the stage's workspace) with its own run id."""
+    request = live_request(None, prompt, str(workspace))
+    request.run_id = f"adaptertest-scenario-{name}"
+    return request
+
+
+@dataclass
+class Stage:
+    """One scenario's world: emulator, fresh home and workspace, process marker.
+
+    Use it as a context manager around the runs of one scenario; leaving it judges
+    PRC-01 (unless ``ModelBinding.cannot`` names it) and cleans up.
+    """
+
+    ctx: ProbeContext
+    binding: ModelBinding
+    scenario: Scenario
+    label: str
+    deadline: float = DEFAULT_SCENARIO_DEADLINE
+    emulator: Emulator = field(init=False)
+    endpoint: ModelEndpoint = field(init=False)
+    marker: str = field(init=False, default="")
+    _root: Path | None = field(init=False, default=None)
+
+    def __enter__(self) -> Self:
+        self._root = Path(tempfile.mkdtemp(prefix="adaptertest-scenario-"))
+        home, workspace = self._root / "home", self._root / "workspace"
+        home.mkdir()
+        workspace.mkdir()
+        self.marker = new_marker()
+        self.emulator = Emulator(self.scenario, tools=self.binding.tools)
+        try:
+            self.emulator.start()
+        except EmulatorError:
+            shutil.rmtree(self._root, ignore_errors=True)
+            raise
+        self.endpoint = ModelEndpoint(
+            base_url=self.emulator.base_url,
+            protocol=self.binding.protocol,
+            home=home,
+            workspace=workspace,
+            env={SCENARIO_MARKER_VARIABLE: self.marker},
+            api_key=SCENARIO_API_KEY,
+            deadline=self.deadline,
+        )
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            self._judge_processes()
+        finally:
+            with contextlib.suppress(EmulatorError):
+                self.emulator.stop()
+            if self._root is not None:
+                shutil.rmtree(self._root, ignore_errors=True)
+
+    @property
+    def workspace(self) -> Path:
+        return self.endpoint.workspace
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """The main requests the emulator answered (or failed) so far: side ones left out."""
+        return self.emulator.main_requests
+
+    # -- the driver -----------------------------------------------------------------------
+
+    def driver(self, clauses: Sequence[str]) -> object | None:
+        """A driver from the binding for this endpoint; a raise or a hang fails
+        ``clauses`` (and gives None)."""
+        label = f"ModelBinding.driver(endpoint) for the {self.label} scenario"
+        outcome = self.ctx.attempt(self.binding.driver, self.endpoint, awaitable=False)
+        problem = ""
+        if outcome.timed_out:
+            problem = describe_hang(label, outcome, self.ctx.options.probe_timeout)
+        elif outcome.error is not None:
+            problem = self.ctx.raised(label, outcome.error, clauses=clauses)
+        elif outcome.value is None:
+            problem = f"{label} returned None instead of a driver"
+        if problem:
+            for clause in clauses:
+                self.ctx.fail(clause, problem)
+            return None
+        made: object = outcome.value
+        return made
+
+    def run(
+        self, driver: object, request: Request, clauses: Sequence[str], *, label: str = ""
+    ) -> LiveRun | None:
+        """Run ``driver`` once on the suite's loop under the stage's deadline plus the
+        binding's grace, wait for what it left running, and capture its sink. A missing
+        run() or a hang of the whole call fails ``clauses`` (and gives None)."""
+        named = label or f"run() in the {self.label} scenario"
+        run = self.ctx.method("run", driver)
+        if run is None:
+            for clause in clauses:
+                self.ctx.fail(clause, f"{type(driver).__qualname__} has no callable run() method")
+            return None
+        timeout = self.deadline + self.binding.grace
+        sink = RecordingSink()
+
+        async def go() -> LiveRun:
+            leftovers = Leftovers()
+            result = await run_once(run, request, sink, timeout)
+            await leftovers.settle()
+            result.capture(sink)
+            return result
+
+        ran: LiveRun | None = self._on_loop(go, timeout, named, clauses)
+        return ran
+
+    def run_and_cancel(
+        self, driver: object, request: Request, clauses: Sequence[str]
+    ) -> tuple[LiveRun, float] | None:
+        """Start a run, cancel it once the model has its first main request, and return
+        the run and the seconds from the cancellation to run() ending."""
+        run = self.ctx.method("run", driver)
+        if run is None:
+            for clause in clauses:
+                self.ctx.fail(clause, f"{type(driver).__qualname__} has no callable run() method")
+            return None
+        wait = self.deadline
+        grace = self.binding.grace
+        sink = RecordingSink()
+        emulator = self.emulator
+
+        async def go() -> tuple[LiveRun, float]:
+            result = LiveRun()
+            cancelled_at: list[float] = []
+            leftovers = Leftovers()
+
+            async def cancel_when_asked(scope: anyio.CancelScope) -> None:
+                # Polled, not waited on a thread: the run may end first, and then this
+                # task must stop at once.
+                with anyio.move_on_after(wait):
+                    while not emulator.main_requests:
+                        await anyio.sleep(_POLL)
+                cancelled_at.append(time.monotonic())
+                scope.cancel()
+
+            start = time.monotonic()
+            with anyio.move_on_after(wait + grace) as outer:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(cancel_when_asked, group.cancel_scope)
+                    try:
+                        value = run(request, sink)
+                        if inspect.isawaitable(value):
+                            value = await value
+                        result.value = value
+                    except anyio.get_cancelled_exc_class() as exc:
+                        result.error = exc
+                        raise
+                    except Exception as exc:  # noqa: BLE001 - the driver's raise is data
+                        result.error = exc
+                    group.cancel_scope.cancel()
+            ended = time.monotonic()
+            sink.seal()
+            result.timed_out = outer.cancel_called
+            result.elapsed = ended - start
+            await leftovers.settle()
+            result.capture(sink)
+            latency = ended - cancelled_at[0] if cancelled_at else -1.0
+            return result, latency
+
+        ran: tuple[LiveRun, float] | None = self._on_loop(
+            go, wait + grace, "the cancelled run", clauses
+        )
+        return ran
+
+    def _on_loop(self, go: Any, timeout: float, label: str, clauses: Sequence[str]) -> Any:
+        outcome = self.ctx.runner.run_async(go, timeout=timeout + LOOP_SLACK + LATE_WINDOW)
+        problem = ""
+        if outcome.timed_out:
+            problem = describe_hang(label, outcome, timeout)
+        elif outcome.error is not None:
+            problem = f"{label} raised {error_type(outcome.error)} in the suite"
+        if problem:
+            for clause in clauses:
+                self.ctx.fail(clause, problem)
+            return None
+        return outcome.value
+
+    # -- processes ------------------------------------------------------------------------
+
+    def _judge_processes(self) -> None:
+        binding = self.binding
+        judged = "PRC-01" not in binding.cannot
+        if not can_scan():
+            end_marked(SCENARIO_MARKER_VARIABLE, self.marker)
+            if judged:
+                self.ctx.skip(
+                    ("PRC-01",),
+                    "this machine's process table cannot be searched by environment (no "
+                    "/proc), so what a run left running cannot be found",
+                )
+            return
+        left = _settled(self.marker)
+        commands = [_command_name(pid) for pid in left]
+        if left:
+            end_marked(SCENARIO_MARKER_VARIABLE, self.marker, grace=_END_GRACE)
+        if judged:
+            self.ctx.report(verify_nothing_left(self.label, commands), judge=("PRC-01",))
+
+
+def _settled(marker: str) -> list[int]:
+    """The marked processes still running once those going down had :data:`SETTLE`
+    seconds to go."""
+    deadline = time.monotonic() + SETTLE
+    while True:
+        pids = marked_pids(SCENARIO_MARKER_VARIABLE, marker) or []
+        if not pids or time.monotonic() >= deadline:
+            return pids
+        time.sleep(0.05)
+
+
+def _command_name(pid: int) -> str:
+    """The program name of ``pid`` (its argv[0] base name), or ``pid N``."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            first = handle.read().split(b"\0", 1)[0].decode("utf-8", "replace")
+    except OSError:
+        first = ""
+    return f"{Path(first).name or '?'} (pid {pid})"
+
+
+# -- what a run produced, read the same way by every family ---------------------------------
+
+
+def stream_text(stream: Iterable[StreamPayload], kind: StreamKind) -> str:
+    """The deltas of every ``kind`` payload, joined."""
+    return "".join(p.delta for p in stream if p.kind == kind)
+
+
+def outcome_of(result: LiveRun) -> str:
+    """Why a run did not succeed, in structure only ("" when it succeeded)."""
+    if result.timed_out:
+        return "run() did not return in time"
+    if result.error is not None:
+        return describe_error("run()", result.error)
+    response = result.response
+    if response is None:
+        return f"run() returned {type(result.value).__qualname__}, not a Response"
+    if response.failure is not None:
+        return f"it failed ({response.failure.code or 'no code'})"
+    if response.timed_out or response.exit_code != 0 or response.signal:
+        return (
+            f"it ended with exit code {response.exit_code}, signal {response.signal!r}, "
+            f"timed_out={response.timed_out}"
+        )
+    return ""
+
+
+def items(response: Response | None, kind: TranscriptKind) -> list[TranscriptItem]:
+    if response is None:
+        return []
+    return [item for item in response.transcript if item.kind == kind]
+
+
+def clauses_of(probe: str) -> tuple[str, ...]:
+    """The clauses a scenario probe judges (PRC-01 aside: the stage judges it)."""
+    return tuple(c.id for c in CLAUSES if probe in c.probes and c.id != "PRC-01")
+
+
+def new_token() -> str:
+    """A word unique to one scenario run, to find in the model's requests and the files."""
+    return f"adt{uuid.uuid4().hex[:16]}"
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What one single-run scenario produced, for a family's verify helper."""
+
+    result: LiveRun
+    requests: list[RecordedRequest]
+    workspace: Path
+    problems: list[str]
+    """What the emulator could not serve as written (a tool role with no tool)."""
+    values: Mapping[str, str]
+    """The values filled into the scenario file (``token`` ...)."""
+    all_requests: int = 0
+    """Every request the emulator got, side requests included."""
+
+    @property
+    def response(self) -> Response | None:
+        return self.result.response
+
+
+Judge = Callable[[Observed], list[Violation]]
+
+
+def single_run(
+    ctx: ProbeContext,
+    binding: ModelBinding,
+    clause: str,
+    name: str,
+    prompt: str,
+    judge: Judge,
+    *,
+    values: Mapping[str, str] | None = None,
+    scenario: Scenario | None = None,
+) -> None:
+    """Run scenario ``name`` once with ``prompt`` and record ``judge``'s verdict on
+    ``clause`` (the stage judges PRC-01)."""
+    filled = dict(values or {})
+    served = scenario if scenario is not None else load_scenario(name, filled)
+    with Stage(ctx, binding, served, label=name) as stage:
+        driver = stage.driver((clause,))
+        if driver is None:
+            return
+        result = stage.run(driver, scenario_request(name, prompt, stage.workspace), (clause,))
+        if result is None:
+            return
+        if result.error is not None:
+            ctx.trace(result.error, clauses=(clause,))
+        observed = Observed(
+            result,
+            stage.requests,
+            stage.workspace,
+            stage.emulator.problems,
+            filled,
+            len(stage.emulator.requests),
+        )
+        ctx.report(judge(observed), judge=(clause,))

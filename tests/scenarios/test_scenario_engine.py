@@ -1,0 +1,230 @@
+"""The scenario engine: skips without a binding, ``cannot`` skips, tool roles, the
+scenario files, and the verify helpers on hand-made observations."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adaptertest import ClauseStatus, ModelBinding, Options, ToolShape, check_driver
+from adaptertest._scenarios import SCENARIO_DIR, Observed, load_scenario
+from adaptertest.clauses import CLAUSES, SCENARIO_PROBES, Mode
+from adaptertest.emulator import Scenario, ToolCall, Turn
+from adaptertest.emulator._roles import RoleError, offered_tools, resolve_roles
+from adaptertest.flt import is_protocol_dump, verify_persistent_fault
+from adaptertest.inp import LARGE_PROMPT_BYTES, large_prompt, verify_nul_refused
+from adaptertest.liv import LiveRun
+from adaptertest.out import LARGE_ANSWER_BYTES, large_answer
+from adaptertest.tol import pairing
+from driver import Checkpoint, FailureCode, Response, RunFailure, TranscriptItem, TranscriptKind
+from referencedriver import ReferenceDriver
+
+SCENARIO_CLAUSES = [c.id for c in CLAUSES if c.mode is Mode.SCENARIO]
+
+
+def _never_called(endpoint: object) -> object:
+    raise AssertionError("the binding's driver factory must not be called")
+
+
+def test_every_scenario_clause_runs_only_with_a_binding() -> None:
+    assert len(SCENARIO_CLAUSES) == 16
+    for clause in CLAUSES:
+        on_scenario = bool(set(clause.probes) & set(SCENARIO_PROBES))
+        assert on_scenario == (clause.mode is Mode.SCENARIO), clause.id
+
+
+def test_without_a_binding_every_scenario_clause_is_skipped_naming_the_option() -> None:
+    report = check_driver(ReferenceDriver, Options(), only=SCENARIO_CLAUSES)
+    assert {r.clause for r in report} == set(SCENARIO_CLAUSES)
+    for result in report:
+        assert result.status is ClauseStatus.SKIPPED, result.describe()
+        assert result.messages[0].startswith(f"{result.clause} skipped: ")
+        assert "Options(model_binding=ModelBinding(" in result.messages[0]
+
+
+def test_a_clause_the_binding_cannot_do_is_skipped_with_its_reason() -> None:
+    reason = "the CLI reads its prompt from argv only"
+    cannot = {c: reason for c in SCENARIO_CLAUSES if c != "PRC-01"}
+    binding = ModelBinding(driver=_never_called, protocol="anthropic", cannot=cannot)
+    report = check_driver(ReferenceDriver, Options(model_binding=binding), only=SCENARIO_CLAUSES)
+    for result in report:
+        assert result.status is ClauseStatus.SKIPPED, result.describe()
+        if result.clause != "PRC-01":
+            assert result.messages[0] == (
+                f"{result.clause} skipped: the binding declares the agent cannot do it: {reason}"
+            )
+    # No scenario ran at all, so nothing was left running by one: skipped, never passed.
+    assert "ran no scenario" in report.results[-1].messages[0]
+
+
+def test_a_binding_whose_factory_raises_fails_the_clause_naming_the_factory() -> None:
+    binding = ModelBinding(driver=_never_called, protocol="anthropic")
+    report = check_driver(ReferenceDriver, Options(model_binding=binding), only=["OUT-01"])
+    (result,) = report.results
+    assert result.status is ClauseStatus.FAILED
+    assert result.messages[0].startswith("OUT-01: ModelBinding.driver(endpoint) for the big_answer")
+    assert "raised builtins.AssertionError" in result.messages[0]
+
+
+def test_every_scenario_file_is_an_emulator_scenario() -> None:
+    files = sorted(SCENARIO_DIR.glob("*.json"))
+    assert len(files) >= 15
+    for path in files:
+        Scenario.parse(json.loads(path.read_text(encoding="utf-8")), source=str(path))
+
+
+def test_placeholders_are_filled() -> None:
+    scenario = load_scenario("tool_runs", {"token": "adtXYZ"})
+    (call,) = scenario.turns[0].tool_calls
+    assert call.name == "$shell"
+    assert "adtXYZ" in str(call.arguments["command"])
+    assert scenario.turns[1].text == "The tool wrote adtXYZ."
+
+
+# -- tool roles -------------------------------------------------------------------------------
+
+
+def _shell_turn(command: str = "echo hi") -> Turn:
+    return Turn(tool_calls=[ToolCall(name="$shell", arguments={"command": command}, id="t1")])
+
+
+@pytest.mark.parametrize(
+    ("body", "name", "arguments"),
+    [
+        (
+            {"tools": [{"name": "Read", "input_schema": {}}, {"name": "Bash", "input_schema": {}}]},
+            "Bash",
+            {"command": "echo hi"},
+        ),
+        (
+            {"tools": [{"type": "function", "name": "exec_command", "parameters": {}}]},
+            "exec_command",
+            {"cmd": "echo hi"},
+        ),
+        (
+            {"tools": [{"type": "function", "name": "shell", "parameters": {}}]},
+            "shell",
+            {"command": ["bash", "-lc", "echo hi"]},
+        ),
+        (
+            {
+                "tools": [
+                    {"functionDeclarations": [{"name": "run_shell_command", "parameters": {}}]}
+                ]
+            },
+            "run_shell_command",
+            {"command": "echo hi"},
+        ),
+        (
+            {
+                "tools": [
+                    {
+                        "name": "run_command",
+                        "input_schema": {"properties": {"command": {"type": "string"}}},
+                    }
+                ]
+            },
+            "run_command",
+            {"command": "echo hi"},
+        ),
+    ],
+)
+def test_the_shell_role_becomes_the_agents_own_tool(
+    body: dict[str, Any], name: str, arguments: dict[str, Any]
+) -> None:
+    (call,) = resolve_roles(_shell_turn(), body).tool_calls
+    assert (call.name, call.arguments, call.id) == (name, arguments, "t1")
+
+
+def test_the_binding_names_the_shell_tool() -> None:
+    body = {"tools": [{"name": "Bash"}, {"name": "terminal_run"}]}
+    shape = ToolShape("terminal_run", "script", extra={"timeout": 10})
+    (call,) = resolve_roles(_shell_turn(), body, {"shell": shape}).tool_calls
+    assert call.name == "terminal_run"
+    assert call.arguments == {"timeout": 10, "script": "echo hi"}
+
+
+def test_no_shell_tool_is_a_role_error_naming_the_offered_tools() -> None:
+    with pytest.raises(RoleError, match=r"tools Read, Write.*ModelBinding\(tools="):
+        resolve_roles(_shell_turn(), {"tools": [{"name": "Write"}, {"name": "Read"}]})
+    assert offered_tools({"tools": "nonsense"}) == {}
+
+
+def test_a_named_tool_passes_unchanged() -> None:
+    turn = Turn(tool_calls=[ToolCall(name="Read", arguments={"file_path": "x"})])
+    assert resolve_roles(turn, {}) is turn
+
+
+# -- verify helpers ---------------------------------------------------------------------------
+
+
+def _observed(response: Response | None = None, error: BaseException | None = None) -> Observed:
+    return Observed(
+        result=LiveRun(value=response, error=error),
+        requests=[],
+        workspace=Path("."),
+        problems=[],
+        values={"token": "adt1"},
+    )
+
+
+def test_the_generated_texts_are_as_large_as_promised() -> None:
+    assert len(large_prompt("adt1").encode()) >= LARGE_PROMPT_BYTES
+    answer = large_answer("adt1")
+    assert len(answer.encode()) >= LARGE_ANSWER_BYTES
+    assert answer == answer.strip()
+
+
+def test_pairing_finds_unpaired_and_repeated_ids() -> None:
+    call = TranscriptItem(kind=TranscriptKind.TOOL_CALL, tool_use_id="a", tool_name="x")
+    result = TranscriptItem(kind=TranscriptKind.TOOL_RESULT, tool_use_id="b")
+    assert pairing("TOL-01", [call], [result]) == [
+        "tool_call ids ['a'] and tool_result ids ['b'] do not pair"
+    ]
+    assert "repeat" in pairing("TOL-03", [call, call], [result, result])[0]
+    assert pairing("TOL-01", [call], [result.model_copy(update={"tool_use_id": "a"})]) == []
+
+
+@pytest.mark.parametrize(
+    ("message", "dump"),
+    [
+        ("the model API answered HTTP 500: Internal server error", False),
+        ('{"type":"error","error":{"type":"api_error"}}', True),
+        ('API Error: 500 {"type":"error","error":{}}', True),
+        ("event: error\ndata: {}", True),
+    ],
+)
+def test_a_protocol_dump_is_recognised(message: str, dump: bool) -> None:
+    assert is_protocol_dump(message) is dump
+
+
+def test_a_persistent_fault_needs_a_named_clean_failure() -> None:
+    named = r"\b500\b"
+    clean = Response(
+        exit_code=1,
+        failure=RunFailure(code=FailureCode.AGENT_ERROR, message="HTTP 500 from the model"),
+    )
+    assert verify_persistent_fault(_observed(clean), label="HTTP 500", named=named) == []
+    vague = clean.model_copy(
+        update={
+            "failure": RunFailure(code=FailureCode.CANCELLED, message="something went wrong"),
+            "checkpoint": Checkpoint(valid=True),
+        }
+    )
+    messages = [v.message for v in verify_persistent_fault(_observed(vague), "HTTP 500", named)]
+    assert any("failure code is 'cancelled'" in m for m in messages)
+    assert any("does not name HTTP 500" in m for m in messages)
+    assert any("valid checkpoint" in m for m in messages)
+    succeeded = verify_persistent_fault(_observed(Response(output="fine")), "HTTP 500", named)
+    assert [v.message for v in succeeded] == ["(HTTP 500) the run reports no failure"]
+
+
+def test_a_nul_prompt_must_be_refused_by_name() -> None:
+    assert verify_nul_refused(_observed(error=ValueError("prompt has a NUL byte"))) == []
+    vague = verify_nul_refused(_observed(error=ValueError("bad prompt")))
+    assert "does not name the NUL byte" in vague[0].message
+    accepted = verify_nul_refused(_observed(Response(output="OK")))
+    assert "accepted a prompt with a NUL byte" in accepted[0].message
