@@ -51,7 +51,13 @@ TRANSIENT_FAULTS: tuple[tuple[str, int, int, str], ...] = (
 PERSISTENT_FAULTS: tuple[tuple[str, str, str], ...] = (
     ("fault_server_error", "HTTP 500", r"\b500\b|internal server error|server error"),
     ("fault_unauthorized", "HTTP 401", r"\b401\b|unauthori[sz]ed|authenticat|api.?key"),
-    ("fault_prompt_too_long", "HTTP 400", r"\b400\b|too long|too large|bad request"),
+    (
+        "fault_prompt_too_long",
+        "HTTP 400",
+        # An agent may say what the 400 means without its number: codex reports a
+        # context-length error as "ran out of room in the model's context window".
+        r"\b400\b|too long|too large|bad request|context (window|length)",
+    ),
     (
         "fault_stream_cut",
         "a cut stream",
