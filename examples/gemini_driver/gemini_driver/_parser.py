@@ -320,8 +320,8 @@ class GeminiStreamParser(JsonlParser):
         if cause := _CAUSE.match(text):
             self._cause, self._cause_code = f"{cause[1]}: {cause[2]}", ""
             return
-        if self._cause and not self._cause_code and (code := _CAUSE_CODE.match(text)):
-            self._cause_code = code[1]
+        if self._cause and not self._cause_code and (named := _CAUSE_CODE.match(text)):
+            self._cause_code = named[1]
             return
         found = _ATTEMPT.match(text)
         if found is None:
