@@ -25,6 +25,7 @@ from adaptertest._calls import (
     describe_hang,
     driver_traceback,
 )
+from adaptertest._screen import mask, ordered
 from adaptertest._violation import Violation, render
 from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES, Mode
 from adaptertest.options import Options
@@ -111,6 +112,7 @@ class ProbeContext:
         """Whether provider text marked in this probe's messages is spelled out."""
         self._factory_calls = 1  # the suite's setup made the first
         self._folded: dict[str, str] = {}  # fold key -> the message kept for it
+        self._withheld: tuple[str, ...] = ()
 
     # -- verdicts -----------------------------------------------------------------------
 
@@ -122,8 +124,14 @@ class ProbeContext:
 
     def shown(self, text: str) -> str:
         """``text`` with its marked provider text spelled out or withheld, as this probe
-        reports it."""
-        return render(text, show=self.show_text)
+        reports it, and every text passed to :meth:`withhold` masked."""
+        return mask(render(text, show=self.show_text), self._withheld)
+
+    def withhold(self, *texts: str) -> None:
+        """Never print ``texts`` in this probe's messages, skips and notes (tracebacks
+        included), whatever ``Options.show_live_details`` says: text the probe gave the
+        driver that must not show up anywhere, such as an appended system prompt."""
+        self._withheld = ordered((*self._withheld, *texts))
 
     def fail(self, clause: str, message: str) -> None:
         """Record one violation of ``clause`` (which also marks it judged).

@@ -15,25 +15,15 @@ from typing import Any
 
 import anyio
 
-from adaptertest._fresh import _import_ref
-from adaptertest._scenarios import outcome_of
+from adaptertest._scenarios import binding_from_ref, outcome_of
 from adaptertest.liv import run_once
-from adaptertest.options import ModelBinding, ModelEndpoint
+from adaptertest.options import ModelEndpoint
 from adaptertest.res import resume_request, state_from_json
 from adaptertest.sink import RecordingSink
 
 
-def _binding(ref: str) -> ModelBinding:
-    found = _import_ref(ref)
-    if not isinstance(found, ModelBinding) and callable(found):
-        found = found()
-    if not isinstance(found, ModelBinding):
-        raise TypeError(f"{ref} is a {type(found).__qualname__}, not a ModelBinding")
-    return found
-
-
 def _run(job: dict[str, Any]) -> dict[str, Any]:
-    binding = _binding(job["ref"])
+    binding = binding_from_ref(job["ref"])
     spec = job["endpoint"]
     endpoint = ModelEndpoint(
         base_url=spec["base_url"],

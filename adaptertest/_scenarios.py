@@ -36,11 +36,12 @@ from typing import Any, Self
 import anyio
 
 from adaptertest._calls import LATE_WINDOW, Leftovers, describe_error, describe_hang
+from adaptertest._fresh import _import_ref
 from adaptertest._probe import ProbeContext
 from adaptertest._violation import Violation
 from adaptertest.clauses import CLAUSES
 from adaptertest.emulator import Emulator, EmulatorError, RecordedRequest, Scenario
-from adaptertest.liv import LOOP_SLACK, LiveRun, error_type, live_request, run_once
+from adaptertest.liv import LOOP_SLACK, LiveRun, error_type, live_request, run_settled
 from adaptertest.options import DEFAULT_SCENARIO_DEADLINE, ModelBinding, ModelEndpoint
 from adaptertest.prc import verify_nothing_left
 from adaptertest.sink import RecordingSink
@@ -56,6 +57,7 @@ __all__ = [
     "SCENARIO_MARKER_VARIABLE",
     "Observed",
     "Stage",
+    "binding_from_ref",
     "clauses_of",
     "gate",
     "items",
@@ -87,7 +89,21 @@ SETTLE = 3.0
 just before run() returned may still be going down)."""
 
 _END_GRACE = 2.0
+
+RUN_NOTE = "{label} scenario ({stage}), run {number}: a run took {seconds:.3f} s"
+"""The note each scenario run leaves on its clause: what the driver itself took (the
+stage's marker prefix and the run's number keep two such notes apart)."""
 _POLL = 0.02
+
+
+def binding_from_ref(ref: str) -> ModelBinding:
+    """The binding ``"module:attr"`` names: a ModelBinding, or a function returning one."""
+    found = _import_ref(ref)
+    if not isinstance(found, ModelBinding) and callable(found):
+        found = found()
+    if not isinstance(found, ModelBinding):
+        raise TypeError(f"{ref} is a {type(found).__qualname__}, not a ModelBinding")
+    return found
 
 
 def gate(ctx: ProbeContext, clauses: Sequence[str]) -> tuple[ModelBinding | None, list[str]]:
@@ -138,6 +154,18 @@ def scenario_request(name: str, prompt: str, workspace: Path) -> Request:
     return request
 
 
+@dataclass(frozen=True)
+class CancelledRun:
+    """A run the suite cancelled once the model had its request."""
+
+    result: LiveRun
+    latency: float | None
+    """Seconds from the cancellation to run() ending; None: the model never got the
+    request (the run ended first, or never asked), so nothing was cancelled."""
+    propagated: bool
+    """Whether run() let the cancellation out (raised the backend's cancellation)."""
+
+
 @dataclass
 class Stage:
     """One scenario's world: emulator, fresh home and workspace, process marker.
@@ -155,6 +183,7 @@ class Stage:
     endpoint: ModelEndpoint = field(init=False)
     marker: str = field(init=False, default="")
     _root: Path | None = field(init=False, default=None)
+    _runs: int = field(init=False, default=0)
 
     def __enter__(self) -> Self:
         self._root = Path(tempfile.mkdtemp(prefix="adaptertest-scenario-"))
@@ -236,23 +265,18 @@ class Stage:
                 self.ctx.fail(clause, f"{type(driver).__qualname__} has no callable run() method")
             return None
         timeout = self.deadline + self.binding.grace
-        sink = RecordingSink()
 
         async def go() -> LiveRun:
-            leftovers = Leftovers()
-            result = await run_once(run, request, sink, timeout)
-            await leftovers.settle()
-            result.capture(sink)
-            return result
+            return await run_settled(run, request, timeout)
 
         ran: LiveRun | None = self._on_loop(go, timeout, named, clauses)
         return ran
 
     def run_and_cancel(
         self, driver: object, request: Request, clauses: Sequence[str]
-    ) -> tuple[LiveRun, float] | None:
-        """Start a run, cancel it once the model has its first main request, and return
-        the run and the seconds from the cancellation to run() ending."""
+    ) -> CancelledRun | None:
+        """Start a run, cancel it (its anyio cancel scope) once the model has the run's
+        first main request, and say how long run() took to end after that."""
         run = self.ctx.method("run", driver)
         if run is None:
             for clause in clauses:
@@ -263,9 +287,10 @@ class Stage:
         sink = RecordingSink()
         emulator = self.emulator
 
-        async def go() -> tuple[LiveRun, float]:
+        async def go() -> CancelledRun:
             result = LiveRun()
-            cancelled_at: list[float] = []
+            asked: list[float] = []
+            propagated = False
             leftovers = Leftovers()
 
             async def cancel_when_asked(scope: anyio.CancelScope) -> None:
@@ -274,7 +299,7 @@ class Stage:
                 with anyio.move_on_after(wait):
                     while not emulator.main_requests:
                         await anyio.sleep(_POLL)
-                cancelled_at.append(time.monotonic())
+                    asked.append(time.monotonic())
                 scope.cancel()
 
             start = time.monotonic()
@@ -288,6 +313,7 @@ class Stage:
                         result.value = value
                     except anyio.get_cancelled_exc_class() as exc:
                         result.error = exc
+                        propagated = True
                         raise
                     except Exception as exc:  # noqa: BLE001 - the driver's raise is data
                         result.error = exc
@@ -298,12 +324,10 @@ class Stage:
             result.elapsed = ended - start
             await leftovers.settle()
             result.capture(sink)
-            latency = ended - cancelled_at[0] if cancelled_at else -1.0
-            return result, latency
+            latency = ended - asked[0] if asked else None
+            return CancelledRun(result, latency, propagated)
 
-        ran: tuple[LiveRun, float] | None = self._on_loop(
-            go, wait + grace, "the cancelled run", clauses
-        )
+        ran: CancelledRun | None = self._on_loop(go, wait + grace, "the cancelled run", clauses)
         return ran
 
     def _on_loop(self, go: Any, timeout: float, label: str, clauses: Sequence[str]) -> Any:
@@ -317,7 +341,17 @@ class Stage:
             for clause in clauses:
                 self.ctx.fail(clause, problem)
             return None
+        self.note_run(clauses, outcome.elapsed)
         return outcome.value
+
+    def note_run(self, clauses: Sequence[str], seconds: float) -> None:
+        """Note how long a run of this scenario took (the battery's floor: the benchmark
+        adds these up; see :data:`RUN_NOTE`)."""
+        self._runs += 1
+        note = RUN_NOTE.format(
+            label=self.label, stage=self.marker[:8], number=self._runs, seconds=seconds
+        )
+        self.ctx.note(note, clauses=clauses)
 
     # -- processes ------------------------------------------------------------------------
 

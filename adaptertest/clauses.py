@@ -403,10 +403,10 @@ CLAUSES: tuple[Clause, ...] = (
     # --- OBS: observation facts -------------------------------------------------------
     _c(
         "OBS-01",
-        "observations are declared and demanded",
+        "observations are declared",
         "Every capability.invocation and todo.updated fact is of a kind the descriptor's "
-        "observation support declares for that transport, and of a kind the request's "
-        "observation demand asks for (capability_invocations, todos).",
+        "observation support declares for that transport. Facts beyond the request's "
+        "observation demand are allowed (OBS-07 holds runs to the demand, on request).",
         L,
         *_BOTH_LIVE,
         "system_prompt",
@@ -450,6 +450,18 @@ CLAUSES: tuple[Clause, ...] = (
         "previous one.",
         L,
         *_BOTH_LIVE,
+    ),
+    _c(
+        "OBS-07",
+        "observations stay within the demand (stricter than upstream)",
+        "With Options(strict_observation_demand=True), every capability.invocation and "
+        "todo.updated fact is of a kind the request's observation demand asks for "
+        "(capability_invocations, todos). Upstream has no such rule: a driver may report "
+        "declared facts nobody demanded, so the clause is off by default.",
+        L,
+        *_BOTH_LIVE,
+        "system_prompt",
+        extension=True,
     ),
     # --- RUN: run events --------------------------------------------------------------
     _c(
@@ -662,12 +674,18 @@ CLAUSES: tuple[Clause, ...] = (
     # --- SYS: Python extension clauses (appended system prompt) ------------------------
     _c(
         "SYS-01",
-        "an append is taken exactly when declared",
-        "A run whose request carries append_system_prompt is refused with "
-        "SystemPromptUnsupportedError(reason 'unsupported', naming the driver) before "
-        "anything reaches the sink when the descriptor does not declare system_prompt.append; "
-        "when it does, the run is accepted and succeeds, and the text shows up in no user "
-        "transcript item.",
+        "an append is taken exactly when declared, and refused by upstream's rules",
+        "A run whose append_system_prompt is not valid UTF-8 is refused with "
+        "SystemPromptUnsupportedError reason invalid_utf8, then one holding NUL with "
+        "nul_byte, then, when the descriptor does not declare system_prompt.append, any "
+        "non-empty one (whitespace only included) with unsupported_driver; each refusal "
+        "names the driver and comes before anything reaches the sink. A declared append is "
+        "accepted and the run succeeds, streaming and not, with the text in no user "
+        "transcript item, run event or stream payload; at 32,768 UTF-8 bytes it is not "
+        "refused as inline_limit, and a refusal of 32,769 bytes is inline_limit or "
+        "command_line_limit. A refusal with conflicting_extra_args (the suite's config "
+        "already sets a system prompt) skips SYS-01 to SYS-03, once it came before anything "
+        "reached the sink.",
         L,
         "system_prompt",
         extension=True,
@@ -675,9 +693,21 @@ CLAUSES: tuple[Clause, ...] = (
     _c(
         "SYS-02",
         "the appended text reaches the model as system text",
-        "With a declared append and Options(model_requests=...), the appended text appears "
-        "unchanged in the system text of at least one model request the run made, and in the "
-        "user text of none.",
+        "With a declared append and Options(model_requests=...), the appended text (several "
+        "lines, non-ASCII, not in a Unicode normal form) appears byte for byte in the system "
+        "text of at least one model request of the streaming run and of the batch run, and "
+        "in the user text of none.",
+        L,
+        "system_prompt",
+        extension=True,
+    ),
+    _c(
+        "SYS-03",
+        "the append is part of the session",
+        "A valid checkpoint of a run with a declared append carries the hex SHA-256 of the "
+        "append's UTF-8 bytes in its state data under append_system_prompt_fingerprint, "
+        "and resuming it with a different append is refused before anything reaches the "
+        "sink.",
         L,
         "system_prompt",
         extension=True,

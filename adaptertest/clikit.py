@@ -56,6 +56,7 @@ from driver import (
     StructuredOutputInvalidPolicy,
     StructuredOutputSource,
     SystemPromptUnsupportedError,
+    SystemPromptUnsupportedReason,
 )
 from driver.clikit._config import CLIConfig
 from driver.clikit._driver import CLIDriver
@@ -575,20 +576,36 @@ async def appended_argv(
 
 
 async def check_append_refused(
-    replay: Replay[Any], reason: str, tmp_path: Path, *, extra_args: Sequence[str] = ()
+    replay: Replay[Any],
+    reason: str,
+    tmp_path: Path,
+    *,
+    extra_args: Sequence[str] = (),
+    text: str = "Be brief.",
+    argument: str | None = None,
 ) -> None:
-    """A run with an appended system prompt the driver cannot take (``extra_args`` in its
-    config) is refused with ``SystemPromptUnsupportedError(reason)`` naming the driver,
-    before the CLI starts (it never writes its argv) and with nothing emitted."""
+    """A run with ``text`` as the appended system prompt (empty: none) that the driver
+    cannot take (``extra_args`` in its config) is refused with
+    ``SystemPromptUnsupportedError(reason)`` naming the driver (and ``argument``, when
+    given), before the CLI starts (it never writes its argv) and with nothing emitted;
+    the error's text never holds the append."""
     argv_file = tmp_path / "refused-argv.json"
     driver = replay.driver(replay.command("success.jsonl", record_argv=argv_file))
     config = driver.config.model_copy(update={"extra_args": tuple(extra_args)})
-    request = Request(prompt="hi", config=config, append_system_prompt="Be brief.")
+    request = Request(prompt="hi", config=config, append_system_prompt=text)
     sink = RecordingSink()
     with pytest.raises(SystemPromptUnsupportedError) as refused:
         await driver.run(request, sink)
-    assert (refused.value.driver, refused.value.reason) == (driver.driver_type, reason)
-    assert "Be brief." not in str(refused.value)
+    # A project written before the rename expects "unsupported": read as upstream's name.
+    try:
+        expected = SystemPromptUnsupportedReason(reason).value
+    except ValueError:
+        expected = reason  # a driver's own reason, compared as given
+    assert (refused.value.driver, refused.value.reason) == (driver.driver_type, expected)
+    if argument is not None:
+        assert refused.value.argument == argument
+    if text.strip():
+        assert text not in str(refused.value)
     assert not argv_file.exists(), "the CLI was started"
     assert sink.events == []
     assert sink.stream == []
@@ -765,7 +782,8 @@ _NEEDS_SUCCESS = frozenset({"LIV-02", "LIV-03", "RSP-04", "SES-09"})
 
 
 def _failed_run_report(factory: Callable[[], object], options: Options) -> ConformanceReport:
-    shown = dataclasses.replace(options, show_live_details=True)  # a replay holds no secret
+    # A replay holds no secret; the demand check (OBS-07, off by default) is judged too.
+    shown = dataclasses.replace(options, show_live_details=True, strict_observation_demand=True)
     return adaptertest.check_driver(factory, shown, only=LIVE_RUN_CLAUSES)
 
 

@@ -16,10 +16,16 @@ answers (the connection stays open).
 from __future__ import annotations
 
 from adaptertest._probe import ProbeContext
-from adaptertest._scenarios import Stage, clauses_of, gate, load_scenario, scenario_request
+from adaptertest._scenarios import (
+    CancelledRun,
+    Stage,
+    clauses_of,
+    gate,
+    load_scenario,
+    scenario_request,
+)
 from adaptertest._violation import Violation
 from adaptertest.liv import LiveRun
-from driver.errors import RunError
 
 __all__ = ["DEADLINE", "probe_scenario_deadline", "verify_cancelled", "verify_timed_out"]
 
@@ -70,10 +76,11 @@ def verify_timed_out(
     return out
 
 
-def verify_cancelled(result: LiveRun, latency: float, grace: float) -> list[Violation]:
+def verify_cancelled(cancelled: CancelledRun, grace: float) -> list[Violation]:
     """DLN-02: run() ended within ``grace`` seconds of the cancellation, propagating it."""
     clause = "DLN-02"
-    if latency < 0:
+    result, latency = cancelled.result, cancelled.latency
+    if latency is None:
         return [
             Violation(
                 clause,
@@ -90,9 +97,8 @@ def verify_cancelled(result: LiveRun, latency: float, grace: float) -> list[Viol
                 f"{grace:g} s",
             )
         )
-    error = result.error
-    if error is None or isinstance(error, RunError):
-        what = "returned" if error is None else f"raised {type(error).__qualname__}"
+    if not cancelled.propagated:
+        what = "returned" if result.error is None else f"raised {type(result.error).__qualname__}"
         out.append(
             Violation(
                 clause,
@@ -125,4 +131,4 @@ def probe_scenario_deadline(ctx: ProbeContext) -> None:
             request = scenario_request("hang", DEADLINE_PROMPT, stage.workspace)
             ran = stage.run_and_cancel(driver, request, ("DLN-02",)) if driver is not None else None
             if ran is not None:
-                ctx.report(verify_cancelled(ran[0], ran[1], binding.grace), judge=("DLN-02",))
+                ctx.report(verify_cancelled(ran, binding.grace), judge=("DLN-02",))

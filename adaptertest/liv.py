@@ -45,7 +45,7 @@ from adaptertest.evt import (
     verify_stream_sequence,
 )
 from adaptertest.flr import verify_clean_failure, verify_expected_failure
-from adaptertest.obs import demand_for, verify_observation_support
+from adaptertest.obs import DEMAND_OFF, demand_for, observation_verdicts
 from adaptertest.options import DEFAULT_LIVE_PROMPT
 from adaptertest.rcv import snapshot, verify_received, verify_returned
 from adaptertest.rsp import is_valid_json, trim_space, verify_checkpoint_codec, verify_outcome
@@ -57,7 +57,7 @@ from adaptertest.so import (
     verify_structured_output_value,
 )
 from adaptertest.usg import judge_usage
-from driver.descriptor import StreamCapability
+from driver.descriptor import ObservationSupport, StreamCapability
 from driver.errors import RunError
 from driver.events import RunEvent, StreamPayload
 from driver.output import OutputFormat, StructuredOutputSource
@@ -458,6 +458,17 @@ async def run_once(
     return result
 
 
+async def run_settled(run: RunCallable, request: Request, timeout: float) -> LiveRun:
+    """:func:`run_once` with a fresh sink, then wait for what the call left running and
+    capture the sink (on the driver's loop)."""
+    sink = RecordingSink()
+    leftovers = Leftovers()
+    result = await run_once(run, request, sink, timeout)
+    await leftovers.settle()
+    result.capture(sink)
+    return result
+
+
 def late_violations(result: LiveRun, clause: str = "EVT-02") -> list[Violation]:
     """``clause`` for emissions that reached the sink after ``run`` returned."""
     if not result.late:
@@ -613,14 +624,9 @@ def run_on_loop(
     if run is None:
         stop(clause, f"{type(ctx.driver).__qualname__} has no callable run() method")
     timeout = ctx.options.live_run_timeout
-    sink = RecordingSink()
 
     async def live() -> LiveRun:
-        leftovers = Leftovers()
-        result = await run_once(run, request, sink, timeout)
-        await leftovers.settle()
-        result.capture(sink)
-        return result
+        return await run_settled(run, request, timeout)
 
     outcome = ctx.runner.run_async(live, timeout=timeout + LOOP_SLACK)
     if outcome.timed_out:
@@ -790,6 +796,24 @@ def _judge_late(ctx: ProbeContext, verdicts: LiveVerdicts, result: LiveRun) -> N
         ctx.watch("EVT-02", result.sink)
 
 
+def judge_observations(
+    ctx: ProbeContext,
+    report: Callable[..., None],
+    support: ObservationSupport,
+    result: LiveRun,
+    pristine: Request,
+) -> None:
+    """OBS-01 over one live run's stream, and OBS-07 against the request's demand when
+    ``Options.strict_observation_demand`` asks for it (skipped otherwise)."""
+    strict = ctx.options.strict_observation_demand
+    found, judged = observation_verdicts(
+        support, result.stream, pristine.observation, strict=strict
+    )
+    report(found, judge=judged)
+    if not strict:
+        ctx.skip(("OBS-07",), DEMAND_OFF)
+
+
 def probe_live_run(ctx: ProbeContext) -> None:
     """Run the provider once with the live request and judge everything it produced.
 
@@ -815,10 +839,8 @@ def probe_live_run(ctx: ProbeContext) -> None:
         verdicts.report(result.received_violations(), judge=("RCV-01", "RCV-02"))
         verdicts.report(verify_run_events(result.events), judge=_RUN_EVENT_CLAUSES)
         _judge_stream(ctx, verdicts, result, rich, capability)
-        support = ctx.descriptor.observation.streaming
-        verdicts.report(
-            verify_observation_support(support, result.stream, pristine.observation),
-            judge=("OBS-01",),
+        judge_observations(
+            ctx, verdicts.report, ctx.descriptor.observation.streaming, result, pristine
         )
         response = result.response
         if response is None:
@@ -924,11 +946,7 @@ def probe_live_structured_output(ctx: ProbeContext) -> None:
         verdicts.report(result.received_violations(), judge=("RCV-01", "RCV-02"))
         if not _nothing_streamed(ctx, result, FACTS_CLAUSES):
             verdicts.report(verify_observation_sequence(result.stream), judge=FACTS_CLAUSES)
-        support = ctx.descriptor.observation.batch
-        verdicts.report(
-            verify_observation_support(support, result.stream, pristine.observation),
-            judge=("OBS-01",),
-        )
+        judge_observations(ctx, verdicts.report, ctx.descriptor.observation.batch, result, pristine)
         response = result.response
         if failed or response is None:
             _skip_success_clauses(ctx, failed, ("LIV-03", "RSP-04", "SO-02"))

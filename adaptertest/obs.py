@@ -11,7 +11,7 @@ type, because a driver can build a model with ``model_construct`` and skip valid
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
@@ -32,15 +32,18 @@ from driver.observation import (
 from driver.run import ObservationDemand
 
 __all__ = [
+    "DEMAND_OFF",
     "ID_LIMIT",
     "MAX_TODO_ITEMS",
     "ObservationTracker",
     "capability_problems",
     "demand_for",
     "is_utc",
+    "observation_verdicts",
     "parent_problems",
     "text_problem",
     "todo_problems",
+    "verify_observation_demand",
     "verify_observation_support",
 ]
 
@@ -499,48 +502,86 @@ def demand_for(support: ObservationSupport) -> ObservationDemand:
 
 
 def verify_observation_support(
-    support: ObservationSupport,
-    payloads: Iterable[StreamPayload],
-    demand: ObservationDemand | None = None,
+    support: ObservationSupport, payloads: Iterable[StreamPayload]
 ) -> list[Violation]:
-    """OBS-01: each fact is of a kind the transport's ObservationSupport declares and,
-    given the request's ``demand``, of a kind the request asked for.
+    """OBS-01 (upstream's rule): each fact is of a kind the transport's
+    ObservationSupport declares.
 
     One violation per offending payload; a capability of an unknown kind is never
-    supported. Declared kinds that never appear are fine. ``demand`` None checks the
-    declaration only.
+    supported. Declared kinds that never appear are fine, and so are declared facts the
+    request did not demand (OBS-07 judges those, on request).
     """
     out: list[Violation] = []
-    for i, payload in enumerate(payloads):
-        kind = getattr(payload, "kind", None)
+    for i, kind, cap_kind in _facts(payloads):
         if kind == TODO_KIND:
             if not support.todos:
                 out.append(Violation("OBS-01", f"payload {i} ({kind}): todos are not declared"))
-            elif demand is not None and not demand.todos:
-                out.append(
-                    Violation(
-                        "OBS-01",
-                        f"payload {i} ({kind}): the request did not demand todos "
-                        "(request.observation.todos=False)",
-                    )
+            continue
+        flag = _SUPPORT_FLAG.get(cap_kind) if isinstance(cap_kind, str) else None
+        if flag is None or not getattr(support, flag):
+            out.append(
+                Violation(
+                    "OBS-01", f"payload {i} ({kind}): {cap_kind!r} invocations are not declared"
                 )
+            )
+    return out
+
+
+def verify_observation_demand(
+    demand: ObservationDemand, payloads: Iterable[StreamPayload]
+) -> list[Violation]:
+    """OBS-07 (an extension, stricter than upstream): each fact is of a kind the
+    request's observation demand asks for. One violation per offending payload."""
+    out: list[Violation] = []
+    for i, kind, _ in _facts(payloads):
+        if kind == TODO_KIND and not demand.todos:
+            out.append(
+                Violation(
+                    "OBS-07",
+                    f"payload {i} ({kind}): the request did not demand todos "
+                    "(request.observation.todos=False)",
+                )
+            )
+        elif kind == CAPABILITY_KIND and not demand.capability_invocations:
+            out.append(
+                Violation(
+                    "OBS-07",
+                    f"payload {i} ({kind}): the request did not demand capability "
+                    "invocations (request.observation.capability_invocations=False)",
+                )
+            )
+    return out
+
+
+DEMAND_OFF: Final = (
+    "facts beyond the request's observation demand are allowed, as upstream allows them; "
+    "pass Options(strict_observation_demand=True) to hold runs to their demand"
+)
+"""Why OBS-07 is skipped unless it is asked for."""
+
+
+def observation_verdicts(
+    support: ObservationSupport,
+    payloads: Sequence[StreamPayload],
+    demand: ObservationDemand,
+    *,
+    strict: bool,
+) -> tuple[list[Violation], tuple[str, ...]]:
+    """OBS-01 over one run's stream, and OBS-07 when ``strict``: (violations, the
+    clauses judged). A probe skips OBS-07 with :data:`DEMAND_OFF` when not ``strict``."""
+    found = verify_observation_support(support, payloads)
+    if not strict:
+        return found, ("OBS-01",)
+    return found + verify_observation_demand(demand, payloads), ("OBS-01", "OBS-07")
+
+
+def _facts(payloads: Iterable[StreamPayload]) -> Iterable[tuple[int, str, object]]:
+    """(index, kind, capability kind) of each observation fact (a capability payload
+    without its fact is OBS-02's business and not yielded)."""
+    for i, payload in enumerate(payloads):
+        kind = getattr(payload, "kind", None)
+        if kind == TODO_KIND:
+            yield i, kind, None
         elif kind == CAPABILITY_KIND and payload.capability is not None:
             # getattr throughout: a fact built with model_construct may be anything.
-            cap_kind = getattr(getattr(payload.capability, "ref", None), "kind", "")
-            flag = _SUPPORT_FLAG.get(cap_kind) if isinstance(cap_kind, str) else None
-            if flag is None or not getattr(support, flag):
-                out.append(
-                    Violation(
-                        "OBS-01",
-                        f"payload {i} ({kind}): {cap_kind!r} invocations are not declared",
-                    )
-                )
-            elif demand is not None and not demand.capability_invocations:
-                out.append(
-                    Violation(
-                        "OBS-01",
-                        f"payload {i} ({kind}): the request did not demand capability "
-                        "invocations (request.observation.capability_invocations=False)",
-                    )
-                )
-    return out
+            yield i, kind, getattr(getattr(payload.capability, "ref", None), "kind", "")

@@ -333,6 +333,9 @@ class Options:
     """Skip every live probe with this reason; wins over live_run (``SkipLiveRun``)."""
     live_structured_output: bool = False
     """Also run the native structured-output probe (``WithLiveStructuredOutput``)."""
+    strict_observation_demand: bool = False
+    """Also hold live runs to their observation demand (OBS-07, stricter than upstream):
+    no observation fact of a kind the request did not demand."""
     probe_timeout: float = 30.0
     """Seconds each hermetic driver call may take."""
     known_failures: Mapping[str, str] = field(default_factory=dict)
@@ -604,6 +607,7 @@ FIELD_CHECKS: dict[str, Check] = {
     "live_run_timeout": _seconds,
     "skip_live_run": _optional(_text(), "a str (the reason) or None"),
     "live_structured_output": _flag,
+    "strict_observation_demand": _flag,
     "probe_timeout": _seconds,
     "known_failures": _known_failures,
     "show_live_details": _flag,

@@ -26,6 +26,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -262,7 +263,9 @@ def _resume_elsewhere(ctx: ProbeContext, binding: ModelBinding, values: dict[str
             "backend": ctx.options.backend,
             "timeout": stage.deadline + binding.grace,
         }
+        started = time.perf_counter()
         reply = _run_child(job, stage.deadline + binding.grace + 30)
+        stage.note_run((clause,), time.perf_counter() - started)
         if isinstance(reply, str):
             ctx.fail(clause, reply)
             return

@@ -87,6 +87,28 @@ def pairing(clause: str, calls: list[TranscriptItem], results: list[TranscriptIt
     return problems
 
 
+def tool_items(
+    clause: str, observed: Observed, calls_made: int
+) -> tuple[list[TranscriptItem], list[TranscriptItem], list[Violation]]:
+    """The run's tool_call and tool_result items, and what is wrong with them: not
+    ``calls_made`` of each, or ids that do not pair one to one."""
+    calls = items(observed.response, TranscriptKind.TOOL_CALL)
+    results = items(observed.response, TranscriptKind.TOOL_RESULT)
+    out: list[Violation] = []
+    if observed.response is None:
+        return calls, results, out
+    if len(calls) != calls_made or len(results) != calls_made:
+        out.append(
+            Violation(
+                clause,
+                f"the transcript has {len(calls)} tool_call and {len(results)} tool_result "
+                f"item(s); the model made {calls_made} call(s)",
+            )
+        )
+    out += [Violation(clause, p) for p in pairing(clause, calls, results)]
+    return calls, results, out
+
+
 def _reached_model(clause: str, observed: Observed, needles: list[str]) -> list[Violation]:
     requests = observed.requests
     if len(requests) < 2:
@@ -133,18 +155,9 @@ def verify_tool_runs(observed: Observed) -> list[Violation]:
     elif content.strip() != token:
         out.append(Violation(clause, f"{TOOL_FILE} holds {provider_text(content)}, not the token"))
     out += _reached_model(clause, observed, [token])
-    calls = items(observed.response, TranscriptKind.TOOL_CALL)
-    results = items(observed.response, TranscriptKind.TOOL_RESULT)
+    _, results, problems = tool_items(clause, observed, 1)
+    out += problems
     if observed.response is not None:
-        if len(calls) != 1 or len(results) != 1:
-            out.append(
-                Violation(
-                    clause,
-                    f"the transcript has {len(calls)} tool_call and {len(results)} "
-                    "tool_result item(s); the model made one call",
-                )
-            )
-        out += [Violation(clause, p) for p in pairing(clause, calls, results)]
         if results and not any(token in r.text for r in results):
             out.append(Violation(clause, "no tool_result item carries the command's output"))
         out += final_answer(clause, observed, f"The tool wrote {token}.")
@@ -167,18 +180,9 @@ def verify_failing_tool(observed: Observed) -> list[Violation]:
         )
     elif not requests[1].tool_results:
         out.append(Violation(clause, "the next request (main request 1) carries no tool result"))
-    calls = items(observed.response, TranscriptKind.TOOL_CALL)
-    results = items(observed.response, TranscriptKind.TOOL_RESULT)
+    _, results, problems = tool_items(clause, observed, 1)
+    out += problems
     if observed.response is not None:
-        if len(calls) != 1 or len(results) != 1:
-            out.append(
-                Violation(
-                    clause,
-                    f"the transcript has {len(calls)} tool_call and {len(results)} "
-                    "tool_result item(s); the model made one call",
-                )
-            )
-        out += [Violation(clause, p) for p in pairing(clause, calls, results)]
         unmarked = [i for i, r in enumerate(results) if not r.is_error]
         if unmarked:
             out.append(
@@ -202,17 +206,8 @@ def verify_tool_pair(observed: Observed) -> list[Violation]:
     response = observed.response
     if response is None:
         return out
-    calls = items(response, TranscriptKind.TOOL_CALL)
-    results = items(response, TranscriptKind.TOOL_RESULT)
-    if len(calls) != 2 or len(results) != 2:
-        out.append(
-            Violation(
-                clause,
-                f"the transcript has {len(calls)} tool_call and {len(results)} tool_result "
-                "item(s); the model made two calls in one turn",
-            )
-        )
-    out += [Violation(clause, p) for p in pairing(clause, calls, results)]
+    calls, results, problems = tool_items(clause, observed, 2)
+    out += problems
     for word in ("first", "second"):
         if not any(f"{word}-{token}" in r.text for r in results):
             out.append(

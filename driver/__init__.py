@@ -78,6 +78,7 @@ from driver.errors import (
     SystemPromptUnsupportedError,
     SystemPromptUnsupportedReason,
     error_matches,
+    find_error,
 )
 from driver.events import (
     Role,
@@ -204,6 +205,7 @@ from driver.runtime import (
 )
 from driver.secret_names import is_secret_name
 from driver.session import (
+    SESSION_PARAM_APPEND_SYSTEM_PROMPT_FINGERPRINT,
     SESSION_PARAM_CWD,
     SESSION_PARAM_PROFILE_FINGERPRINT,
     SESSION_PARAM_WORKSPACE_ID,
@@ -226,11 +228,21 @@ from driver.skill import (
     SkillSyncMode,
     SnapshotEntry,
 )
+from driver.systemprompt import (
+    APPEND_INLINE_LIMIT,
+    REDACTED_APPEND,
+    append_fingerprint_differs,
+    append_system_prompt_fingerprint,
+    check_append_system_prompt,
+)
 
 __all__ = [
+    "APPEND_INLINE_LIMIT",
     "DEFAULT_HUMAN_DECISION_MAX_RETRIES",
     "DEFAULT_HUMAN_DECISION_TIMEOUT",
     "FINGERPRINT_VERSION",
+    "REDACTED_APPEND",
+    "SESSION_PARAM_APPEND_SYSTEM_PROMPT_FINGERPRINT",
     "SESSION_PARAM_CWD",
     "SESSION_PARAM_PROFILE_FINGERPRINT",
     "SESSION_PARAM_WORKSPACE_ID",
@@ -401,9 +413,13 @@ __all__ = [
     "WorkspaceRuntimeConfig",
     "WorkspaceStrategy",
     "WorkspaceStrategyType",
+    "append_fingerprint_differs",
+    "append_system_prompt_fingerprint",
     "canonical_session_config_fingerprint",
+    "check_append_system_prompt",
     "effective_human_decision_policy",
     "error_matches",
+    "find_error",
     "implements",
     "is_human_decision",
     "is_rejected",

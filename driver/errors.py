@@ -12,13 +12,16 @@ way ``errors.Is`` walks ``Unwrap``.
 from __future__ import annotations
 
 import json
+from collections import deque
+from collections.abc import Iterator
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from driver.run import Response
 
 __all__ = [
+    "LEGACY_UNSUPPORTED_REASON",
     "DriverError",
     "HumanDecisionModeUnsupportedError",
     "InvalidDriverConfigError",
@@ -31,7 +34,10 @@ __all__ = [
     "SystemPromptUnsupportedError",
     "SystemPromptUnsupportedReason",
     "error_matches",
+    "find_error",
 ]
+
+E = TypeVar("E", bound=BaseException)
 
 # Sentinel texts of the upstream categories (the Go errors.New strings).
 _INVALID_DRIVER_CONFIG = "agentadaptor: invalid driver config"
@@ -163,28 +169,60 @@ class StructuredOutputUnsupportedError(DriverError):
 
 
 class SystemPromptUnsupportedReason(StrEnum):
-    """Why a driver refused a request's ``append_system_prompt``."""
+    """Why a driver refused a request's ``append_system_prompt``: upstream's closed set.
 
-    UNSUPPORTED = "unsupported"
-    """The descriptor does not declare ``system_prompt.append`` (the CLI has no append)."""
+    :func:`driver.check_append_system_prompt` applies the first three in upstream's
+    order (invalid UTF-8, then NUL, then an undeclared append) and the inline limit.
+    ``SystemPromptUnsupportedReason("unsupported")``, the value this port used before
+    it followed upstream's names, still reads as :attr:`UNSUPPORTED_DRIVER`.
+    """
+
+    UNSUPPORTED_DRIVER = "unsupported_driver"
+    """The driver has no append mechanism (a whitespace-only append counts as one)."""
+    INVALID_UTF8 = "invalid_utf8"
+    """The text is not valid UTF-8 (in Python: it holds a lone surrogate)."""
+    NUL_BYTE = "nul_byte"
+    """The text contains NUL."""
+    INLINE_LIMIT = "inline_limit"
+    """The driver passes the text on the command line and it is over 32,768 UTF-8 bytes."""
+    COMMAND_LINE_LIMIT = "command_line_limit"
+    """The whole command line would exceed the platform's limit."""
+    UNSAFE_SHELL_ARGUMENT = "unsafe_shell_argument"
+    """The text would pass through a shell shim and holds shell metacharacters."""
     CONFLICTING_EXTRA_ARGS = "conflicting_extra_args"
-    """The config's extra arguments already set the CLI's own system-prompt flag."""
+    """The config's extra arguments already set the CLI's own system prompt."""
+
+    @classmethod
+    def _missing_(cls, value: object) -> SystemPromptUnsupportedReason | None:
+        # Reports stored before the rename spell the undeclared case "unsupported".
+        return cls.UNSUPPORTED_DRIVER if value == LEGACY_UNSUPPORTED_REASON else None
+
+
+LEGACY_UNSUPPORTED_REASON = "unsupported"
+"""The port's old spelling of ``unsupported_driver``, still read (never written)."""
 
 
 class SystemPromptUnsupportedError(DriverError):
-    """A non-empty ``Request.append_system_prompt`` the driver cannot honour.
+    """A ``Request.append_system_prompt`` the driver cannot honour.
 
     Raised by ``run`` before any provider process starts and before anything reaches
-    the sink. ``reason`` is a :class:`SystemPromptUnsupportedReason` value (an open
-    string, so a driver may name a reason of its own). The message never holds the
-    appended text.
+    the sink. ``reason`` is a :class:`SystemPromptUnsupportedReason` value. ``argument``
+    (a Python extension, empty by default) names the configured argument a
+    ``conflicting_extra_args`` refusal is about: the flag or config key only, never its
+    value. The message never holds the appended text.
     """
 
-    def __init__(self, driver: str = "", reason: str = "") -> None:
+    def __init__(self, driver: str = "", reason: str = "", *, argument: str = "") -> None:
         self.driver = driver
         self.reason = reason
+        self.argument = argument
         super().__init__(
-            _with_details(_SYSTEM_PROMPT_UNSUPPORTED, ("driver", driver), ("reason", str(reason)))
+            _with_details(
+                _SYSTEM_PROMPT_UNSUPPORTED,
+                ("driver", driver),
+                ("reason", str(reason)),
+                ("argument", argument),
+            )
         )
 
 
@@ -247,25 +285,17 @@ class RunError(DriverError):
         self.response = response
 
 
-def error_matches(error: BaseException, target: type[BaseException] | BaseException) -> bool:
-    """Report whether ``error`` or anything it wraps matches ``target``, like ``errors.Is``.
-
-    ``target`` is an exception class (matched with ``isinstance``) or an
-    instance (matched by identity). The walk follows ``__cause__``, ``.cause``
-    and the members of exception groups; each object is visited once.
-    """
+def _chain(error: BaseException) -> Iterator[BaseException]:
+    """``error`` and everything it wraps, outermost first, each object once: its
+    ``__cause__``, its ``.cause`` and the members of exception groups."""
     seen: set[int] = set()
-    pending: list[BaseException] = [error]
+    pending: deque[BaseException] = deque([error])
     while pending:
-        current = pending.pop()
+        current = pending.popleft()
         if id(current) in seen:
             continue
         seen.add(id(current))
-        if isinstance(target, type):
-            if isinstance(current, target):
-                return True
-        elif current is target:
-            return True
+        yield current
         if current.__cause__ is not None:
             pending.append(current.__cause__)
         cause = getattr(current, "cause", None)
@@ -273,4 +303,25 @@ def error_matches(error: BaseException, target: type[BaseException] | BaseExcept
             pending.append(cause)
         if isinstance(current, BaseExceptionGroup):
             pending.extend(current.exceptions)
-    return False
+
+
+def error_matches(error: BaseException, target: type[BaseException] | BaseException) -> bool:
+    """Report whether ``error`` or anything it wraps matches ``target``, like ``errors.Is``.
+
+    ``target`` is an exception class (matched with ``isinstance``) or an
+    instance (matched by identity). The walk follows ``__cause__``, ``.cause``
+    and the members of exception groups; each object is visited once.
+    """
+    if isinstance(target, type):
+        return find_error(error, target) is not None
+    return any(current is target for current in _chain(error))
+
+
+def find_error(error: BaseException, target: type[E]) -> E | None:
+    """The first exception of type ``target`` in ``error``'s chain (``error`` itself,
+    then what it wraps, as :func:`error_matches` walks it), like ``errors.As``; None
+    when there is none. Read the fields from it, not from a group that carried it."""
+    for current in _chain(error):
+        if isinstance(current, target):
+            return current
+    return None

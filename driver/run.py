@@ -171,10 +171,11 @@ class Request(SPIModel):
     ``structured_output_source`` is set exactly when ``output_schema`` is;
     a non-empty ``model_override`` beats the model of the construction config.
     ``append_system_prompt`` is resolved text for the CLI's own system-prompt append
-    mechanism, passed unchanged (never folded into ``prompt``); a driver whose
-    descriptor does not declare ``system_prompt.append`` refuses a non-empty one with
-    ``SystemPromptUnsupportedError``. ``observation`` says which observation facts the
-    host wants.
+    mechanism, passed unchanged (never folded into ``prompt``); the refusals
+    (``SystemPromptUnsupportedError``, upstream's order) are
+    :func:`driver.check_append_system_prompt`'s. ``observation`` is the observation
+    demand the host resolved from the run's attachments: it chose the transport, and a
+    driver may still report declared facts beyond it.
     """
 
     run_id: str = ""

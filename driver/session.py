@@ -12,6 +12,7 @@ from driver._base import SPIModel
 from driver.run import SessionState
 
 __all__ = [
+    "SESSION_PARAM_APPEND_SYSTEM_PROMPT_FINGERPRINT",
     "SESSION_PARAM_CWD",
     "SESSION_PARAM_PROFILE_FINGERPRINT",
     "SESSION_PARAM_WORKSPACE_ID",
@@ -28,6 +29,10 @@ SESSION_PARAM_WORKSPACE_ID = "workspace_id"
 
 SESSION_PARAM_PROFILE_FINGERPRINT = "profile_fingerprint"
 """``values`` key for ``ProfilePayload.session_fingerprint()``."""
+
+SESSION_PARAM_APPEND_SYSTEM_PROMPT_FINGERPRINT = "append_system_prompt_fingerprint"
+"""``values`` key for the hex SHA-256 of the run's appended system prompt (absent for
+an empty one); see :mod:`driver.systemprompt`."""
 
 
 class SessionParams(SPIModel):

@@ -48,3 +48,6 @@ class ReferenceConfig(BaseModel):
     """Variables added to the environment of every tool command the network mode runs."""
     timeout: float = 0.0
     """Seconds a network-mode run may take before it ends as timed out; 0: no deadline."""
+    model_retries: int = 4
+    """How often the network mode asks again after a rate limit, an overload, an outage
+    or a cut stream before the run fails."""

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 
 from driver.run import SessionState
 from referencedriver._config import DEFAULT_MODEL, ReferenceConfig
+from referencedriver._driver import ReferenceDriver
 
 if TYPE_CHECKING:
     from adaptertest.options import ModelBinding, ModelEndpoint, Options
-    from referencedriver._driver import ReferenceDriver
 
 
 def adaptertest_options() -> Options:
@@ -48,8 +48,6 @@ def adaptertest_options() -> Options:
 def driver_for_endpoint(endpoint: ModelEndpoint) -> ReferenceDriver:
     """The driver in its network mode, pointed at a model endpoint the suite runs: its
     deadline, its home for sessions and its environment for every tool command."""
-    from referencedriver._driver import ReferenceDriver
-
     return ReferenceDriver(
         ReferenceConfig(
             model_url=endpoint.base_url,

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 import anyio.lowlevel
 
 from driver import (
+    REDACTED_APPEND,
+    SESSION_PARAM_APPEND_SYSTEM_PROMPT_FINGERPRINT,
     SESSION_PARAM_CWD,
     SESSION_PARAM_PROFILE_FINGERPRINT,
     AgentIdentity,
@@ -61,7 +63,10 @@ from driver import (
     TranscriptKind,
     Usage,
     WorkspaceCapability,
+    append_fingerprint_differs,
+    append_system_prompt_fingerprint,
     canonical_session_config_fingerprint,
+    check_append_system_prompt,
 )
 from referencedriver._codec import ReferenceSessionCodec
 from referencedriver._config import (
@@ -156,6 +161,17 @@ class _RunOutput:
         """Append to the transcript and mirror it as an ``item`` event (RUN-02, RUN-04)."""
         self.transcript.append(item)
         self._sink.emit(RunEvent(type=RunEventType.ITEM, item=item.model_copy(deep=True)))
+
+    def succeed(self, usage: Usage) -> None:
+        """End a successful run: the result item, then the terminal payload, last of all
+        (every lifecycle is closed by now: EVT-02, EVT-11), then the lifecycle event."""
+        self.item(
+            TranscriptItem(
+                kind=TranscriptKind.RESULT, text="success", subtype="success", usage=usage
+            )
+        )
+        self.stream(StreamPayload(kind=StreamKind.RUN_FINISHED, usage=usage))
+        self.event(RunEvent(type=RunEventType.LIFECYCLE, text="run completed"))
 
     def stream(self, payload: StreamPayload) -> None:
         """Emit a stream payload, only on streaming requests, stamped with run and thread.
@@ -396,17 +412,31 @@ class ReferenceDriver:
         cwd = request.workspace.cwd or self._config.cwd or "."
         out = _RunOutput(sink, streaming=request.streaming, run_id=run_id, thread_id=session_id)
 
+        # The appended system prompt: refused before anything starts when it is not
+        # valid UTF-8 or holds NUL (a driver without an append mechanism passes
+        # supported=False; one that puts the text on the command line passes
+        # inline_limit=APPEND_INLINE_LIMIT), and a session captured under another
+        # append is not resumed.
+        append = request.append_system_prompt
+        check_append_system_prompt(REFERENCE_DRIVER_TYPE, append, supported=True)
+        if state is not None and append_fingerprint_differs(state.data, append):
+            raise RunError(
+                "the stored session was captured with a different appended system prompt; "
+                "start a new session"
+            )
         # provider: build the CLI command line from the whole request and start it in cwd.
-        # The appended system prompt goes to the CLI's own append mechanism, unchanged;
-        # never into the prompt. A driver without one declares no append and raises
-        # SystemPromptUnsupportedError(driver, "unsupported") here, before starting.
+        # The append goes to the CLI's own append mechanism, unchanged; never into the
+        # prompt. Diagnostics show REDACTED_APPEND in its place.
         if self._model_side is not None:
             self._model_side.receive(self._model_turn(request))
+        invocation = {"model": model, "cwd": cwd}
+        if append:
+            invocation["append_system_prompt"] = REDACTED_APPEND
         out.event(
             RunEvent(
                 type=RunEventType.INVOCATION,
                 text="reference driver invocation",
-                metadata={"model": model, "cwd": cwd},
+                metadata=invocation,
             )
         )
         out.event(RunEvent(type=RunEventType.SPAWN, text="in-memory run, no child process"))
@@ -463,14 +493,7 @@ class ReferenceDriver:
         out.item(TranscriptItem(kind=TranscriptKind.ASSISTANT, text=output))
 
         usage = Usage(input_tokens=12, output_tokens=34)
-        out.item(
-            TranscriptItem(
-                kind=TranscriptKind.RESULT, text="success", subtype="success", usage=usage
-            )
-        )
-        # Every lifecycle above is closed; the terminal payload is the last one (EVT-02, EVT-11).
-        out.stream(StreamPayload(kind=StreamKind.RUN_FINISHED, usage=usage))
-        out.event(RunEvent(type=RunEventType.LIFECYCLE, text="run completed"))
+        out.succeed(usage)
 
         return Response(
             output=output,
@@ -499,7 +522,7 @@ class ReferenceDriver:
         history: list[dict[str, object]] = []
         if state is not None:
             self._check_guard(state, request, cwd)
-            stored = load_history(config.home, state.resume_id)
+            stored = self._load_history(state.resume_id)
             if stored is None:
                 raise RunError(f"no stored session {state.resume_id!r} to resume")
             history = stored
@@ -532,6 +555,7 @@ class ReferenceDriver:
                     cwd=cwd,
                     env=config.env,
                     out=out,
+                    retries=config.model_retries,
                 )
             except ModelFault as exc:
                 fault = exc
@@ -543,15 +567,9 @@ class ReferenceDriver:
             return self._fail(out, model, failure, timed_out=True)
         if fault is not None:
             return self._fail(out, model, fault_failure(fault))
-        save_history(config.home, session_id, talk.messages)
+        self._save_history(session_id, talk.messages)
         usage = talk.usage
-        out.item(
-            TranscriptItem(
-                kind=TranscriptKind.RESULT, text="success", subtype="success", usage=usage
-            )
-        )
-        out.stream(StreamPayload(kind=StreamKind.RUN_FINISHED, usage=usage))
-        out.event(RunEvent(type=RunEventType.LIFECYCLE, text="run completed"))
+        out.succeed(usage)
         return Response(
             output=talk.output,
             raw_streams=RawStreams(),
@@ -563,6 +581,15 @@ class ReferenceDriver:
             model=talk.model or model,
             summary="reference run finished",
         )
+
+    def _load_history(self, session_id: str) -> list[dict[str, object]] | None:
+        """The stored conversation of a session (None: no such session)."""
+        # provider: a CLI keeps its sessions itself; the driver passes only the handle.
+        return load_history(self._config.home, session_id)
+
+    def _save_history(self, session_id: str, messages: list[dict[str, object]]) -> None:
+        """Store the conversation under the home, where a new process finds it."""
+        save_history(self._config.home, session_id, messages)
 
     @staticmethod
     def _check_guard(state: SessionState, request: Request, cwd: str) -> None:
@@ -613,6 +640,12 @@ class ReferenceDriver:
         profile_fingerprint = request.profile_payload.session_fingerprint()
         if profile_fingerprint:
             data[SESSION_PARAM_PROFILE_FINGERPRINT] = profile_fingerprint  # SES-09
+        # The append is part of the session: its fingerprint, absent for none (SYS-03).
+        data.pop(SESSION_PARAM_APPEND_SYSTEM_PROMPT_FINGERPRINT, None)
+        if request.append_system_prompt:
+            data[SESSION_PARAM_APPEND_SYSTEM_PROMPT_FINGERPRINT] = append_system_prompt_fingerprint(
+                request.append_system_prompt
+            )
         # provider: the resume id is the provider's own session handle.
         return Checkpoint(
             valid=True,

@@ -61,7 +61,6 @@ MAX_MODEL_TURNS = 16
 """Model requests one run may make (tool round trips included)."""
 
 _RETRIED_STATUSES = frozenset({429, 503, 529})
-_RETRIES = 4
 _MAX_RETRY_WAIT = 5.0
 _READ_SIZE = 65536
 
@@ -392,7 +391,7 @@ async def _ask(url: str, api_key: str, body: dict[str, Any], out: Emitter, index
 
 
 async def _ask_with_retries(
-    url: str, api_key: str, body: dict[str, Any], out: Emitter, index: int
+    url: str, api_key: str, body: dict[str, Any], out: Emitter, index: int, retries: int
 ) -> _Turn:
     """:func:`_ask`, retrying a rate limit, an overload, an outage or a cut stream."""
     attempt = 0
@@ -400,7 +399,7 @@ async def _ask_with_retries(
         try:
             return await _ask(url, api_key, body, out, index)
         except ModelFault as fault:
-            if not fault.transient or attempt >= _RETRIES:
+            if not fault.transient or attempt >= retries:
                 raise
             wait = fault.retry_after if fault.retry_after is not None else 0.2 * 2**attempt
             out.event(
@@ -495,10 +494,12 @@ async def converse(
     cwd: str,
     env: Mapping[str, str],
     out: Emitter,
+    retries: int,
 ) -> Conversation:
     """Send ``prompt`` after ``history`` and run tool calls until the model answers.
 
-    Emits the stream payloads and transcript items as they happen; raises
+    Emits the stream payloads and transcript items as they happen. A rate limit, an
+    overload, an outage or a cut stream is retried up to ``retries`` times; raises
     :class:`ModelFault` when the model API fails for good.
     """
     talk = Conversation(messages=[*history, {"role": "user", "content": prompt}])
@@ -511,7 +512,7 @@ async def converse(
             "messages": talk.messages,
             "tools": _TOOLS,
         }
-        turn = await _ask_with_retries(url, api_key, body, out, index)
+        turn = await _ask_with_retries(url, api_key, body, out, index, retries)
         talk.model = turn.model or talk.model
         talk.usage = _add(talk.usage, turn.token_usage())
         content = turn.content()

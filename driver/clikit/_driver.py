@@ -19,6 +19,7 @@ import anyio.abc
 import anyio.lowlevel
 
 from driver import (
+    APPEND_INLINE_LIMIT,
     ConfigSchema,
     Descriptor,
     EnvironmentReport,
@@ -35,6 +36,7 @@ from driver import (
     SystemPromptUnsupportedReason,
     WorkspaceCapability,
     canonical_session_config_fingerprint,
+    check_append_system_prompt,
 )
 from driver.clikit._codec import ResumeCodec
 from driver.clikit._config import CLIConfig, masked_env
@@ -100,6 +102,13 @@ class CLIDriver(ABC, Generic[ConfigT]):
     """Options of the CLI that set its own system prompt (``--system-prompt`` ...): an
     ``extra_args`` entry equal to one (or ``FLAG=VALUE``) makes a run with an appended
     system prompt fail with ``conflicting_extra_args``."""
+    system_prompt_inline: ClassVar[bool] = False
+    """:meth:`system_prompt_args` put the text itself on the command line (not in a
+    file): an append over :data:`driver.APPEND_INLINE_LIMIT` UTF-8 bytes is refused with
+    ``inline_limit`` before anything starts."""
+    system_prompt_conflicts_always: ClassVar[bool] = False
+    """Refuse ``extra_args`` that set the CLI's system prompt on every run, with or
+    without an append (upstream's codex driver does so for its instruction keys)."""
 
     def __init__(self, config_type: type[ConfigT], config: ConfigT | None) -> None:
         """``config_type`` is the subclass's config; None means its defaults."""
@@ -182,17 +191,18 @@ class CLIDriver(ABC, Generic[ConfigT]):
         writes goes through ``cleanup``, which removes it after the run.
         """
         raise SystemPromptUnsupportedError(
-            self.driver_type, SystemPromptUnsupportedReason.UNSUPPORTED
+            self.driver_type, SystemPromptUnsupportedReason.UNSUPPORTED_DRIVER
         )
 
     def conflicting_system_prompt_arg(self, extra_args: Sequence[str]) -> str | None:
-        """The entry of ``extra_args`` that already sets the CLI's system prompt, if any
-        (by default one equal to an entry of :attr:`system_prompt_flags`, or that entry
-        with ``=VALUE``; a longer flag that merely starts the same is another flag)."""
+        """The name of the ``extra_args`` entry that already sets the CLI's system
+        prompt, if any: by default an entry equal to one of :attr:`system_prompt_flags`,
+        or that entry with ``=VALUE`` (a longer flag that merely starts the same is
+        another flag). Only the name: the error that quotes it never holds a value."""
         for arg in extra_args:
             name = arg.partition("=")[0]
             if name in self.system_prompt_flags:
-                return arg
+                return name
         return None
 
     # -- config and probes ----------------------------------------------------------------
@@ -272,8 +282,7 @@ class CLIDriver(ABC, Generic[ConfigT]):
         model = request.model_override or config.model
         schema = self._native_schema(request)
         with contextlib.ExitStack() as cleanup:
-            if request.append_system_prompt:
-                config = self._with_system_prompt(config, request.append_system_prompt, cleanup)
+            config = self._with_system_prompt(config, request.append_system_prompt, cleanup)
             native = None
             if schema:
                 path = cleanup.enter_context(schema_file(schema)) if self.schema_in_file else ""
@@ -309,18 +318,29 @@ class CLIDriver(ABC, Generic[ConfigT]):
     ) -> ConfigT:
         """``config`` with the arguments that append ``text`` in front of its extra args.
 
-        Refused before launch, with nothing emitted, when the descriptor does not declare
-        the append (``unsupported``) or the extra args already set the CLI's own system
-        prompt (``conflicting_extra_args``).
+        Refused before launch, with nothing emitted, in upstream's order: invalid UTF-8,
+        NUL, an undeclared append (``unsupported_driver``), over the inline limit when
+        :attr:`system_prompt_inline`; then extra args that already set the CLI's own
+        system prompt (``conflicting_extra_args``, checked on every run when
+        :attr:`system_prompt_conflicts_always`).
         """
-        if not self.descriptor().system_prompt.append:
-            raise SystemPromptUnsupportedError(
-                self.driver_type, SystemPromptUnsupportedReason.UNSUPPORTED
+        if text:
+            check_append_system_prompt(
+                self.driver_type,
+                text,
+                supported=self.descriptor().system_prompt.append,
+                inline_limit=APPEND_INLINE_LIMIT if self.system_prompt_inline else None,
             )
-        if self.conflicting_system_prompt_arg(config.extra_args) is not None:
-            raise SystemPromptUnsupportedError(
-                self.driver_type, SystemPromptUnsupportedReason.CONFLICTING_EXTRA_ARGS
-            )
+        if text or self.system_prompt_conflicts_always:
+            conflict = self.conflicting_system_prompt_arg(config.extra_args)
+            if conflict is not None:
+                raise SystemPromptUnsupportedError(
+                    self.driver_type,
+                    SystemPromptUnsupportedReason.CONFLICTING_EXTRA_ARGS,
+                    argument=conflict,
+                )
+        if not text:
+            return config
         args = self.system_prompt_args(text, cleanup)
         return config.model_copy(update={"extra_args": (*args, *config.extra_args)})
 

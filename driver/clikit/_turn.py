@@ -15,6 +15,8 @@ from typing import Protocol, runtime_checkable
 import anyio
 
 from driver import (
+    REDACTED_APPEND,
+    SESSION_PARAM_APPEND_SYSTEM_PROMPT_FINGERPRINT,
     SESSION_PARAM_CWD,
     SESSION_PARAM_PROFILE_FINGERPRINT,
     SESSION_PARAM_WORKSPACE_ID,
@@ -38,6 +40,8 @@ from driver import (
     TranscriptItem,
     TranscriptKind,
     Usage,
+    append_fingerprint_differs,
+    append_system_prompt_fingerprint,
 )
 from driver.clikit._emit import RunOutput
 from driver.clikit._process import (
@@ -186,23 +190,31 @@ async def run_turn(
     """
     state = request.session.state if request.session is not None else None
     resume_id = state.resume_id if state is not None else ""
+    append = request.append_system_prompt
     guard = {
         SESSION_PARAM_CWD: os.path.abspath(cwd) if cwd else os.getcwd(),
         SESSION_PARAM_PROFILE_FINGERPRINT: request.profile_payload.session_fingerprint(),
     }
+    if append:
+        guard[SESSION_PARAM_APPEND_SYSTEM_PROMPT_FINGERPRINT] = append_system_prompt_fingerprint(
+            append
+        )
     if state is not None:
-        _check_guard(state, guard)
+        _check_guard(state, guard, append)
     _check_prompt(request.prompt)
     command = list(argv(resume_id))
     out = RunOutput(sink, streaming=request.streaming, run_id=request.run_id, thread_id=resume_id)
     stream_parser = parser(out)
     if state is not None and isinstance(stream_parser, SessionCarry):
         stream_parser.resume_from(state.data)
+    invocation = {"program": command[0], "cwd": cwd, "model": model, "resume": resume_id}
+    if append:
+        invocation["append_system_prompt"] = REDACTED_APPEND
     out.event(
         RunEvent(
             type=RunEventType.INVOCATION,
             text=f"{driver_type} run (prompt withheld)",
-            metadata={"program": command[0], "cwd": cwd, "model": model, "resume": resume_id},
+            metadata=invocation,
         )
     )
     out.stream(StreamPayload(kind=StreamKind.RUN_STARTED))
@@ -371,11 +383,17 @@ def _check_prompt(prompt: str) -> None:
         )
 
 
-def _check_guard(state: SessionState, current: dict[str, str]) -> None:
-    """Refuse to resume a session stored under other guard values."""
+def _check_guard(state: SessionState, current: dict[str, str], append: str) -> None:
+    """Refuse to resume a session stored under other guard values or another appended
+    system prompt (a missing fingerprint is an empty append's)."""
     for key in GUARDED_KEYS:
         stored = state.data.get(key)
         if stored is not None and stored != current[key]:
             raise SessionMismatchError(
                 f"the stored session was captured with a different {key}; start a new session"
             )
+    if append_fingerprint_differs(state.data, append):
+        raise SessionMismatchError(
+            "the stored session was captured with a different appended system prompt "
+            f"({SESSION_PARAM_APPEND_SYSTEM_PROMPT_FINGERPRINT}); start a new session"
+        )

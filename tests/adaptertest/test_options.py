@@ -57,6 +57,7 @@ WRONG: dict[str, list[tuple[Any, str]]] = {
     ],
     "skip_live_run": [(True, "a str (the reason) or None"), (1, "a str (the reason) or None")],
     "live_structured_output": [(1, "a bool"), ("True", "a bool")],
+    "strict_observation_demand": [(1, "a bool"), ("yes", "a bool")],
     "probe_timeout": [(0, "positive"), (math.inf, "finite"), ("30", "seconds"), (False, "seconds")],
     "known_failures": [
         (["EVT-12"], "a mapping of clause ID to reason"),
@@ -140,6 +141,7 @@ RIGHT: dict[str, tuple[Any, Any]] = {
     "live_run_timeout": (5, 5.0),
     "skip_live_run": ("", ""),
     "live_structured_output": (True, True),
+    "strict_observation_demand": (True, True),
     "probe_timeout": (0.5, 0.5),
     "known_failures": ({"EVT-12": "issue 41"}, {"EVT-12": "issue 41"}),
     "show_live_details": (True, True),

@@ -309,6 +309,7 @@ def test_reference_passes_every_live_clause(backend: str, tmp_path: Path) -> Non
         expected_detected_model="reference-1",
         required_config_fields=("model", "cwd"),
         expect_reject_foreign_config=True,
+        strict_observation_demand=True,
     )
     report = check_driver(lambda: new_reference_driver(model=model), options, only=LIVE)
     assert {r.clause: r.status for r in report.results} == dict.fromkeys(LIVE, ClauseStatus.PASSED)
@@ -590,11 +591,21 @@ def test_undeclared_facts_fail_obs01() -> None:
     assert any("invocations are not declared" in m for m in report.result("OBS-01").messages)
 
 
-def test_declared_facts_nobody_demanded_fail_obs01() -> None:
+def test_declared_facts_nobody_demanded_pass_obs01_as_upstream_allows() -> None:
+    """Upstream's OBS-01 judges the declaration only; the demand check is OBS-07, which
+    is stricter than upstream and off unless asked for."""
     report = check(lambda: FactsOnly(unasked=True))
-    assert failed(report) == {"OBS-01"}
-    [message] = report.result("OBS-01").messages
-    assert message.startswith("OBS-01: [system_prompt] payload 0 (capability.invocation): ")
+    assert failed(report) == set()
+    assert report.result("OBS-01").status is ClauseStatus.PASSED
+    [skipped] = report.result("OBS-07").messages
+    assert "Options(strict_observation_demand=True)" in skipped
+
+
+def test_declared_facts_nobody_demanded_fail_obs07_when_asked_for() -> None:
+    report = check(lambda: FactsOnly(unasked=True), strict_observation_demand=True)
+    assert failed(report) == {"OBS-07"}
+    [message] = report.result("OBS-07").messages
+    assert message.startswith("OBS-07: [system_prompt] payload 0 (capability.invocation): ")
     assert "request.observation.capability_invocations=False" in message
 
 

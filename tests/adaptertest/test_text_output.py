@@ -61,7 +61,11 @@ def _unchecked(model: type[M], **fields: Any) -> M:
 
 def _check(smuggle: bool, backend: Literal["asyncio", "trio"] = "asyncio") -> ConformanceReport:
     options = Options(
-        config=ReferenceConfig(), live_run=True, live_structured_output=True, backend=backend
+        config=ReferenceConfig(),
+        live_run=True,
+        live_structured_output=True,
+        strict_observation_demand=True,
+        backend=backend,
     )
     return check_driver(lambda: TextOutput(smuggle), options, only=LIVE)
 

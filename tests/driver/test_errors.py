@@ -17,6 +17,7 @@ from driver.errors import (
     SystemPromptUnsupportedError,
     SystemPromptUnsupportedReason,
     error_matches,
+    find_error,
 )
 from driver.run import Response
 
@@ -100,9 +101,16 @@ def test_categories_do_not_overlap() -> None:
             "agentadaptor: system prompt append unsupported by driver",
         ),
         (
-            SystemPromptUnsupportedError(driver="acme", reason="unsupported"),
+            SystemPromptUnsupportedError(driver="acme", reason="unsupported_driver"),
             "agentadaptor: system prompt append unsupported by driver: "
-            "driver=acme reason=unsupported",
+            "driver=acme reason=unsupported_driver",
+        ),
+        (
+            SystemPromptUnsupportedError(
+                "acme", "conflicting_extra_args", argument="--system-prompt"
+            ),
+            "agentadaptor: system prompt append unsupported by driver: "
+            "driver=acme reason=conflicting_extra_args argument=--system-prompt",
         ),
         (
             SystemPromptUnsupportedError(
@@ -202,9 +210,9 @@ def test_run_error_carries_the_partial_response() -> None:
 
 
 def test_system_prompt_refusal_keeps_driver_and_reason() -> None:
-    error = SystemPromptUnsupportedError("acme", SystemPromptUnsupportedReason.UNSUPPORTED)
-    assert (error.driver, error.reason) == ("acme", "unsupported")
-    assert error.reason == SystemPromptUnsupportedReason.UNSUPPORTED
+    error = SystemPromptUnsupportedError("acme", SystemPromptUnsupportedReason.UNSUPPORTED_DRIVER)
+    assert (error.driver, error.reason, error.argument) == ("acme", "unsupported_driver", "")
+    assert error.reason == SystemPromptUnsupportedReason.UNSUPPORTED_DRIVER
     assert not isinstance(error, StructuredOutputUnsupportedError)
     assert not error_matches(RunError("unrelated"), SystemPromptUnsupportedError)
     wrapped = RunError("launch refused")
@@ -212,8 +220,23 @@ def test_system_prompt_refusal_keeps_driver_and_reason() -> None:
     assert error_matches(wrapped, SystemPromptUnsupportedError)
 
 
-def test_system_prompt_reasons_are_the_upstream_values() -> None:
-    assert [r.value for r in SystemPromptUnsupportedReason] == [
-        "unsupported",
-        "conflicting_extra_args",
-    ]
+def test_the_old_unsupported_reason_is_still_read() -> None:
+    """The port spelled unsupported_driver "unsupported" before it took upstream's
+    names (the full set is in test_models); a stored value keeps its meaning."""
+    assert SystemPromptUnsupportedReason("unsupported") is (
+        SystemPromptUnsupportedReason.UNSUPPORTED_DRIVER
+    )
+    with pytest.raises(ValueError, match="unsupported_drivers"):
+        SystemPromptUnsupportedReason("unsupported_drivers")
+
+
+def test_find_error_returns_the_matched_error_from_causes_and_groups() -> None:
+    refusal = SystemPromptUnsupportedError("acme", "nul_byte")
+    group = ExceptionGroup("tasks", [ValueError("x"), ExceptionGroup("inner", [refusal])])
+    wrapped = RunError("launch refused")
+    wrapped.__cause__ = group
+    assert find_error(wrapped, SystemPromptUnsupportedError) is refusal
+    assert find_error(wrapped, ValueError) is group.exceptions[0]
+    assert find_error(wrapped, RunError) is wrapped
+    assert find_error(RunError("unrelated"), SystemPromptUnsupportedError) is None
+    assert error_matches(wrapped, refusal)

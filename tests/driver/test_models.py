@@ -650,7 +650,15 @@ EXPECTED_ENUMS: dict[str, set[str]] = {
     },
     "StructuredOutputInvalidPolicy": {"fail_run", "return_invalid"},
     "StructuredOutputSource": {"native", "prompt_validate"},
-    "SystemPromptUnsupportedReason": {"unsupported", "conflicting_extra_args"},
+    "SystemPromptUnsupportedReason": {
+        "unsupported_driver",
+        "invalid_utf8",
+        "nul_byte",
+        "inline_limit",
+        "command_line_limit",
+        "unsafe_shell_argument",
+        "conflicting_extra_args",
+    },
     "TranscriptKind": {
         "assistant",
         "thinking",

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from adaptertest import ClauseStatus, ModelBinding, Options, ToolShape, check_driver
-from adaptertest._scenarios import SCENARIO_DIR, Observed, load_scenario
+from adaptertest._scenarios import SCENARIO_DIR, CancelledRun, Observed, load_scenario
 from adaptertest.clauses import CLAUSES, SCENARIO_PROBES, Mode
+from adaptertest.dln import verify_cancelled, verify_timed_out
 from adaptertest.emulator import Scenario, ToolCall, Turn
 from adaptertest.emulator._roles import RoleError, offered_tools, resolve_roles
 from adaptertest.flt import PERSISTENT_FAULTS, is_protocol_dump, verify_persistent_fault
@@ -250,3 +251,25 @@ def test_a_nul_prompt_must_be_refused_by_name() -> None:
     assert "does not name the NUL byte" in vague[0].message
     accepted = verify_nul_refused(_observed(Response(output="OK")))
     assert "accepted a prompt with a NUL byte" in accepted[0].message
+
+
+def test_a_cancellation_must_be_prompt_and_propagate() -> None:
+    cancelled = LiveRun(error=KeyboardInterrupt())  # stands for the backend's cancellation
+    assert verify_cancelled(CancelledRun(cancelled, 0.2, True), grace=10) == []
+    swallowed = CancelledRun(LiveRun(value=Response()), 0.2, False)
+    assert "run() returned when cancelled" in verify_cancelled(swallowed, grace=10)[0].message
+    slow = verify_cancelled(CancelledRun(cancelled, 12.5, True), grace=10)
+    assert "12.5 s after the cancellation" in slow[0].message
+    early = verify_cancelled(CancelledRun(LiveRun(value=Response()), None, False), grace=10)
+    assert "nothing to cancel" in early[0].message
+
+
+def test_a_model_that_never_answers_needs_a_timed_out_response_in_time() -> None:
+    timed_out = LiveRun(value=Response(timed_out=True, exit_code=1), elapsed=8.1)
+    assert verify_timed_out(timed_out, requests=1, deadline=8, grace=10) == []
+    hidden = LiveRun(value=Response(exit_code=1), elapsed=8.1)
+    assert "timed_out=False" in verify_timed_out(hidden, 1, 8, 10)[0].message
+    late = LiveRun(value=Response(timed_out=True), elapsed=30.0)
+    assert "more than 18 s" in verify_timed_out(late, 1, 8, 10)[0].message
+    never_asked = verify_timed_out(timed_out, requests=0, deadline=8, grace=10)
+    assert "never reached the model" in never_asked[0].message

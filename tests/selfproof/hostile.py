@@ -60,11 +60,10 @@ from driver import (
     StructuredOutput,
     StructuredOutputCapability,
     StructuredOutputSource,
-    SystemPromptUnsupportedError,
-    SystemPromptUnsupportedReason,
     TranscriptItem,
     TranscriptKind,
     canonical_session_config_fingerprint,
+    check_append_system_prompt,
 )
 from referencedriver import ReferenceSessionCodec
 
@@ -145,10 +144,9 @@ def profile_checkpoint(request: Request) -> Checkpoint:
 
 
 def refuse_append(driver_type: str, request: Request) -> None:
-    """Refuse a non-empty appended system prompt before anything starts (SYS-01): these
-    drivers declare no append."""
-    if request.append_system_prompt:
-        raise SystemPromptUnsupportedError(driver_type, SystemPromptUnsupportedReason.UNSUPPORTED)
+    """Refuse a non-empty appended system prompt before anything starts, in upstream's
+    order (SYS-01): these drivers declare no append."""
+    check_append_system_prompt(driver_type, request.append_system_prompt, supported=False)
 
 
 def answer(request: Request) -> str:

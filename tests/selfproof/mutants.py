@@ -21,6 +21,7 @@ import json
 import sys
 import threading
 import time
+import unicodedata
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
@@ -30,14 +31,17 @@ from typing import Any, ClassVar
 from unittest.mock import patch
 
 import anyio
+from scenario_mutants import SCENARIO_MUTANTS
 
 import adaptertest.cap
 import adaptertest.liv
 from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES
-from adaptertest.options import Drift, Options
+from adaptertest.options import Drift, ModelBinding, Options
 from adaptertest.so import structured_request
 from claude_driver import ClaudeConfig, ClaudeDriver, ClaudeStreamParser
 from driver import (
+    APPEND_INLINE_LIMIT,
+    SESSION_PARAM_APPEND_SYSTEM_PROMPT_FINGERPRINT,
     SESSION_PARAM_PROFILE_FINGERPRINT,
     AgentIdentity,
     AgentProfile,
@@ -73,6 +77,7 @@ from driver import (
     RunEventType,
     RunFailure,
     SessionCapability,
+    SessionContext,
     SessionParams,
     SessionState,
     Skill,
@@ -83,6 +88,8 @@ from driver import (
     StreamPayload,
     StructuredOutputCapability,
     SystemPromptCapability,
+    SystemPromptUnsupportedError,
+    SystemPromptUnsupportedReason,
     TerminalPayload,
     TodoItem,
     TodoSnapshot,
@@ -91,6 +98,8 @@ from driver import (
     TranscriptItem,
     TranscriptKind,
     Usage,
+    append_system_prompt_fingerprint,
+    check_append_system_prompt,
 )
 from driver.clikit import ProcessOutcome, RunOutput
 from referencedriver import (
@@ -221,6 +230,7 @@ FULL_OPTIONS = _opts(
     sync_skills_probe=True,
     live_run=True,
     live_structured_output=True,
+    strict_observation_demand=True,
     concurrent_runs=3,
     drift=no_cli_drift(lambda: ReferenceDriver(ReferenceConfig(cwd="project"))),
     model_requests=CONTROL_MODEL.requests_so_far,
@@ -957,26 +967,6 @@ class TodosNobodyAskedFor(ObservingReference):
 # SYS: the appended system prompt
 # ------------------------------------------------------------------------------------
 
-PREPEND_MODEL = ReferenceModel()
-IGNORE_MODEL = ReferenceModel()
-
-
-class PrependsAppend(ReferenceDriver):
-    """Sends the appended text as the start of the prompt instead of the system prompt."""
-
-    async def run(self, request: Request, sink: EventSink) -> Response:
-        if request.append_system_prompt:
-            folded = f"{request.append_system_prompt}\n\n{request.prompt}"
-            request = request.model_copy(update={"prompt": folded, "append_system_prompt": ""})
-        return await super().run(request, sink)
-
-
-class IgnoresAppend(ReferenceDriver):
-    """Declares the append and drops it."""
-
-    async def run(self, request: Request, sink: EventSink) -> Response:
-        return await super().run(request.model_copy(update={"append_system_prompt": ""}), sink)
-
 
 class AcceptsUndeclaredAppend(ReferenceDriver):
     """Declares no append, and runs an append request anyway (dropping the text)."""
@@ -986,6 +976,184 @@ class AcceptsUndeclaredAppend(ReferenceDriver):
 
     async def run(self, request: Request, sink: EventSink) -> Response:
         return await super().run(request.model_copy(update={"append_system_prompt": ""}), sink)
+
+
+class ChecksDeclarationFirst(AcceptsUndeclaredAppend):
+    """Declares no append and refuses every one as unsupported_driver, NUL and invalid
+    UTF-8 included: upstream checks those first."""
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        if request.append_system_prompt:
+            raise SystemPromptUnsupportedError(
+                REFERENCE_DRIVER_TYPE, SystemPromptUnsupportedReason.UNSUPPORTED_DRIVER
+            )
+        return await super().run(request, sink)
+
+
+class InlineLimitOffByOne(ReferenceDriver):
+    """Passes the append inline and refuses it from 32,768 UTF-8 bytes on, one too soon."""
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        check_append_system_prompt(
+            REFERENCE_DRIVER_TYPE,
+            request.append_system_prompt,
+            supported=True,
+            inline_limit=APPEND_INLINE_LIMIT - 1,
+        )
+        return await super().run(request, sink)
+
+
+class _ShowingSink:
+    """Forwards to ``sink``, adding ``text`` to the invocation event's metadata."""
+
+    def __init__(self, sink: EventSink, text: str) -> None:
+        self._sink = sink
+        self._text = text
+
+    def emit(self, event: RunEvent) -> None:
+        if event.type == RunEventType.INVOCATION and self._text:
+            metadata = {**event.metadata, "append_system_prompt": self._text}
+            event = event.model_copy(update={"metadata": metadata})
+        self._sink.emit(event)
+
+    def emit_stream(self, payload: StreamPayload) -> None:
+        self._sink.emit_stream(payload)
+
+
+class ShowsAppendInInvocation(ReferenceDriver):
+    """Describes its invocation with the appended text itself instead of [redacted]."""
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        return await super().run(request, _ShowingSink(sink, request.append_system_prompt))
+
+
+class ConflictRefusedAfterStart(ReferenceDriver):
+    """Its config sets a system prompt, so it refuses every append as
+    conflicting_extra_args, but only after it reported its invocation."""
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        text = request.append_system_prompt
+        check_append_system_prompt(REFERENCE_DRIVER_TYPE, text, supported=True)
+        if text:
+            sink.emit(RunEvent(type=RunEventType.INVOCATION, text="reference invocation"))
+            raise SystemPromptUnsupportedError(
+                REFERENCE_DRIVER_TYPE,
+                SystemPromptUnsupportedReason.CONFLICTING_EXTRA_ARGS,
+                argument="--system-prompt",
+            )
+        return await super().run(request, sink)
+
+
+def _model_side(driver: Callable[..., ReferenceDriver]) -> tuple[Callable[[], object], Options]:
+    """A mutant factory with a scripted model of its own, and live options that read it."""
+    model = ReferenceModel()
+    return (lambda: driver(model=model)), _live(model_requests=model.requests_so_far)
+
+
+def _edit_guard_data(response: Response, edit: Callable[[dict[str, str]], object]) -> Response:
+    """``response`` with ``edit`` applied to a copy of its checkpoint's state data (as it
+    is when there is no checkpoint state)."""
+    checkpoint = response.checkpoint
+    if checkpoint is None or checkpoint.state is None:
+        return response
+    data = dict(checkpoint.state.data)
+    edit(data)
+    state = checkpoint.state.model_copy(update={"data": data})
+    return response.model_copy(
+        update={"checkpoint": checkpoint.model_copy(update={"state": state})}
+    )
+
+
+class _ChangesAppend(ReferenceDriver):
+    """Hands its model the append as :meth:`changed` makes it (the refusals see the
+    original)."""
+
+    def changed(self, request: Request) -> str:
+        return request.append_system_prompt
+
+    def rewrite(self, request: Request) -> Request:
+        """The request the reference runs: by default the append as :meth:`changed`."""
+        return request.model_copy(update={"append_system_prompt": self.changed(request)})
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        check_append_system_prompt(
+            REFERENCE_DRIVER_TYPE, request.append_system_prompt, supported=True
+        )
+        response = await super().run(self.rewrite(request), sink)
+        text = request.append_system_prompt
+        if not text:
+            return response
+
+        def fingerprint(data: dict[str, str]) -> None:
+            # The session belongs to the append the host asked for.
+            data[SESSION_PARAM_APPEND_SYSTEM_PROMPT_FINGERPRINT] = append_system_prompt_fingerprint(
+                text
+            )
+
+        return _edit_guard_data(response, fingerprint)
+
+
+class FlattensAppendNewlines(_ChangesAppend):
+    """Puts the append on one line (newlines become spaces)."""
+
+    def changed(self, request: Request) -> str:
+        return " ".join(request.append_system_prompt.splitlines())
+
+
+class NormalisesAppend(_ChangesAppend):
+    """Hands the model the append in Unicode normal form C."""
+
+    def changed(self, request: Request) -> str:
+        return unicodedata.normalize("NFC", request.append_system_prompt)
+
+
+class DropsAppendWhenBatch(_ChangesAppend):
+    """Passes the append on streaming runs only; its batch path forgets it."""
+
+    def changed(self, request: Request) -> str:
+        return request.append_system_prompt if request.streaming else ""
+
+
+class PrependsAppend(_ChangesAppend):
+    """Sends the appended text as the start of the prompt instead of the system prompt."""
+
+    def rewrite(self, request: Request) -> Request:
+        if not request.append_system_prompt:
+            return request
+        folded = f"{request.append_system_prompt}\n\n{request.prompt}"
+        return request.model_copy(update={"prompt": folded, "append_system_prompt": ""})
+
+
+class IgnoresAppend(_ChangesAppend):
+    """Declares the append and drops it."""
+
+    def changed(self, request: Request) -> str:
+        return ""
+
+
+class ForgetsAppendFingerprint(ReferenceDriver):
+    """Guards resumes by the append but leaves its fingerprint out of the checkpoint."""
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        response = await super().run(request, sink)
+        return _edit_guard_data(
+            response, lambda data: data.pop(SESSION_PARAM_APPEND_SYSTEM_PROMPT_FINGERPRINT, None)
+        )
+
+
+class ResumesChangedAppend(ReferenceDriver):
+    """Stores the fingerprint but resumes a session whatever append it was captured with."""
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        state = request.session.state if request.session is not None else None
+        if state is not None and request.append_system_prompt:
+            data = dict(state.data)
+            data[SESSION_PARAM_APPEND_SYSTEM_PROMPT_FINGERPRINT] = append_system_prompt_fingerprint(
+                request.append_system_prompt
+            )
+            session = SessionContext(state=state.model_copy(update={"data": data}))
+            request = request.model_copy(update={"session": session})
+        return await super().run(request, sink)
 
 
 # ------------------------------------------------------------------------------------
@@ -1242,6 +1410,7 @@ class SharesCheckpointState(ReferenceDriver):
             self._state = checkpoint.state
         else:
             self._state.resume_id = checkpoint.state.resume_id
+            self._state.data = checkpoint.state.data  # the guard values of this run
         checkpoint.state = self._state
         return response
 
@@ -1366,6 +1535,15 @@ class FailureKeepsCheckpoint(_CleanFailure):
     def respond(self, request: Request, response: Response) -> Response:
         state = SessionState(resume_id="reference-session")
         return response.model_copy(update={"checkpoint": Checkpoint(valid=True, state=state)})
+
+
+class FailureDropsItsResponse(_CleanFailure):
+    """Fails, then raises RunError without the Response it has: what the run did is lost
+    (upstream: errors keep what was done)."""
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        await super().run(request, sink)
+        raise RunError("the provider connection dropped")
 
 
 class FailureWithoutTranscriptItem(_CleanFailure):
@@ -1937,11 +2115,12 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "TodosNobodyAskedFor",
-        "OBS-01",
+        "OBS-07",
         "declares todos and reports its todo list on every run, also on one whose "
-        "request demands no observation facts",
+        "request demands no observation facts (legal upstream; caught under "
+        "strict_observation_demand)",
         TodosNobodyAskedFor,
-        _live(),
+        _live(strict_observation_demand=True),
     ),
     Mutant(
         "RawOnObservation",
@@ -2251,6 +2430,12 @@ MUTANTS: tuple[Mutant, ...] = (
         also=("RSP-01", "a valid checkpoint on a failed outcome is RSP-01's rule too"),
     ),
     _unclean(
+        "FailureDropsItsResponse",
+        "a failed run raises RunError without the Response it has (its transcript, usage "
+        "and failure are lost)",
+        FailureDropsItsResponse,
+    ),
+    _unclean(
         "FailureWithoutTranscriptItem",
         "a failed run's transcript (and its item events) carry no failure item",
         FailureWithoutTranscriptItem,
@@ -2311,19 +2496,85 @@ MUTANTS: tuple[Mutant, ...] = (
         _live(),
     ),
     Mutant(
+        "ChecksDeclarationFirst",
+        "SYS-01",
+        "declares no append and refuses an append holding NUL or invalid UTF-8 as "
+        "unsupported_driver: upstream checks UTF-8, then NUL, then the declaration",
+        ChecksDeclarationFirst,
+        _live(),
+    ),
+    Mutant(
+        "InlineLimitOffByOne",
+        "SYS-01",
+        "passes the append on the command line and refuses it as inline_limit from 32,768 "
+        "UTF-8 bytes on (the limit is 32,768 inclusive)",
+        InlineLimitOffByOne,
+        _live(),
+    ),
+    Mutant(
+        "ShowsAppendInInvocation",
+        "SYS-01",
+        "describes its invocation in a run event with the appended text instead of [redacted]",
+        ShowsAppendInInvocation,
+        _live(),
+    ),
+    Mutant(
+        "ConflictRefusedAfterStart",
+        "SYS-01",
+        "its config sets a system prompt, and it refuses the append as "
+        "conflicting_extra_args only after reporting its invocation",
+        ConflictRefusedAfterStart,
+        _live(),
+    ),
+    Mutant(
         "PrependsAppend",
         "SYS-02",
         "declares the append and puts the text in front of the prompt (the user turn) "
         "instead of the system prompt",
-        lambda: PrependsAppend(model=PREPEND_MODEL),
-        _live(model_requests=PREPEND_MODEL.requests_so_far),
+        *_model_side(PrependsAppend),
     ),
     Mutant(
         "IgnoresAppend",
         "SYS-02",
         "declares the append and never passes the text on",
-        lambda: IgnoresAppend(model=IGNORE_MODEL),
-        _live(model_requests=IGNORE_MODEL.requests_so_far),
+        *_model_side(IgnoresAppend),
+    ),
+    Mutant(
+        "FlattensAppendNewlines",
+        "SYS-02",
+        "declares the append and hands it to the model on one line",
+        *_model_side(FlattensAppendNewlines),
+    ),
+    Mutant(
+        "NormalisesAppend",
+        "SYS-02",
+        "declares the append and hands it to the model in Unicode normal form C",
+        *_model_side(NormalisesAppend),
+    ),
+    Mutant(
+        "DropsAppendWhenBatch",
+        "SYS-02",
+        "declares the append and passes it on streaming runs only",
+        *_model_side(DropsAppendWhenBatch),
+    ),
+    Mutant(
+        "ForgetsAppendFingerprint",
+        "SYS-03",
+        "leaves append_system_prompt_fingerprint out of the checkpoint of a run with an append",
+        ForgetsAppendFingerprint,
+        _live(),
+    ),
+    Mutant(
+        "ResumesChangedAppend",
+        "SYS-03",
+        "resumes a session captured under one append with another",
+        ResumesChangedAppend,
+        _live(),
+    ),
+    # --- scenario clauses: the network mode, bound to the suite's model emulator ---
+    *(
+        Mutant(m.cls.__name__, m.clause, m.description, m.cls, _opts(model_binding=m.binding))
+        for m in SCENARIO_MUTANTS
     ),
 )
 
@@ -2343,6 +2594,9 @@ def _shown(value: object) -> str:
         return f"{type(value).__name__}({inner})"
     if isinstance(value, tuple):
         return "(" + ", ".join(repr(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, ModelBinding):
+        ref = f", ref={value.ref!r}" if value.ref else ""
+        return f"ModelBinding(the network mode, protocol={value.protocol!r}{ref})"
     if callable(value):
         return "(the scripted model's requests)"
     return repr(value)

@@ -11,7 +11,7 @@ reason that names what the driver does not declare or implement.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -37,6 +37,7 @@ from adaptertest.clauses import CLAUSES, Mode
 from adaptertest.dft import DRIFT_CLAUSES
 from adaptertest.options import Backend
 from driver import (
+    SESSION_PARAM_APPEND_SYSTEM_PROMPT_FINGERPRINT,
     AgentIdentity,
     AgentProfile,
     CapabilityInvocation,
@@ -64,11 +65,15 @@ from driver import (
     Request,
     ResolvedSkills,
     Response,
+    RunError,
     Skill,
     SkillSnapshot,
     StreamCapability,
     StreamKind,
     StreamPayload,
+    SystemPromptCapability,
+    SystemPromptUnsupportedError,
+    SystemPromptUnsupportedReason,
     TodoItem,
     TodoSnapshot,
     TodoSource,
@@ -76,6 +81,9 @@ from driver import (
     TranscriptItem,
     TranscriptKind,
     Usage,
+    append_fingerprint_differs,
+    append_system_prompt_fingerprint,
+    check_append_system_prompt,
 )
 
 T = TypeVar("T")
@@ -111,7 +119,7 @@ NO_CODEC = "driver exposes no session codec"
 NO_STREAM_SUPPORT = "does not implement driver.StreamSupport"
 NO_NATIVE = "declares structured_output.json_schema_native=False"
 NO_RESUME = "returned no valid checkpoint with state"  # only for drivers without resume
-NO_APPEND = "does not declare system_prompt.append"  # none of them does
+NO_APPEND = "does not declare system_prompt.append"  # all but the appenders
 
 CAP_PROBES = ("CAP-03", "CAP-04", "CAP-05", "CAP-06", "CAP-07", "CAP-08")
 SES_CODEC = ("SES-01", "SES-02", "SES-03", "SES-04", "SES-05", "SES-06", "SES-07", "SES-08")
@@ -528,17 +536,88 @@ class ObservingStreamer(SyncDriver):
         )
 
 
+# -- drivers written to upstream's append and observation rules -----------------------
+
+
+class UpstreamAppender(ObservingStreamer):
+    """Declares the append and follows upstream's rules for it: the refusals in order,
+    the fingerprint in the checkpoint, a changed append refused on resume. And, as
+    upstream allows, it reports every declared fact on every run, demanded or not (the
+    system-prompt run demands none)."""
+
+    TYPE = "upstream-appender"
+
+    def descriptor(self) -> Descriptor:
+        return (
+            super()
+            .descriptor()
+            .model_copy(update={"system_prompt": SystemPromptCapability(append=True)})
+        )
+
+    async def run(self, request: Request, sink: EventSink) -> Response:  # type: ignore[override]
+        text = request.append_system_prompt
+        check_append_system_prompt(self.TYPE, text, supported=True)
+        state = request.session.state if request.session is not None else None
+        if state is not None and append_fingerprint_differs(state.data, text):
+            raise RunError("the session was captured under another appended system prompt")
+        response = await super().run(request.model_copy(update={"append_system_prompt": ""}), sink)
+        checkpoint = response.checkpoint
+        if text and checkpoint is not None and checkpoint.state is not None:
+            key = SESSION_PARAM_APPEND_SYSTEM_PROMPT_FINGERPRINT
+            checkpoint.state.data[key] = append_system_prompt_fingerprint(text)
+        return response
+
+
+class ConflictingAppender(SyncDriver):
+    """Declares the append, but its config already sets the CLI's system prompt: every
+    append is refused with conflicting_extra_args (after upstream's earlier checks)."""
+
+    TYPE = "conflicting-appender"
+
+    def descriptor(self) -> Descriptor:
+        return (
+            super()
+            .descriptor()
+            .model_copy(update={"system_prompt": SystemPromptCapability(append=True)})
+        )
+
+    def run(self, request: Request, sink: EventSink) -> Response:
+        text = request.append_system_prompt
+        check_append_system_prompt(self.TYPE, text, supported=True)
+        if text:
+            raise SystemPromptUnsupportedError(
+                self.TYPE,
+                SystemPromptUnsupportedReason.CONFLICTING_EXTRA_ARGS,
+                argument="--system-prompt",
+            )
+        return respond(request, sink)
+
+
+CONFLICT = "conflicting_extra_args (argument '--system-prompt')"
+
+
 # -- the tests -------------------------------------------------------------------------
 
-VARIANTS: dict[str, tuple[Callable[[], object], dict[str, str], str]] = {
+VARIANTS: dict[str, tuple[Callable[[], object], Mapping[str, str | None], str]] = {
     "minimal": (MinimalDriver, MINIMAL_SKIPS, "live"),
     "plain-text-streamer": (PlainTextStreamer, PLAIN_TEXT_SKIPS, "live"),
     "all-sync": (SyncDriver, {}, "full"),
     "deferred-awaitables": (DeferredDriver, {}, "full"),
     "observing-streamer": (ObservingStreamer, {}, "full"),
+    "upstream-appender": (
+        UpstreamAppender,
+        {"SYS-02": "Options(model_requests=...)", "SYS-03": None},
+        "full",
+    ),
+    "conflicting-appender": (
+        ConflictingAppender,
+        dict.fromkeys(("SYS-01", "SYS-02", "SYS-03"), CONFLICT),
+        "full",
+    ),
 }
-"""Variant -> (factory, clause -> phrase its skip reason must contain, expected level).
-Without resume no live run can reach the full level."""
+"""Variant -> (factory, clause -> phrase its skip reason must contain, or None for a
+clause that must pass although most variants skip it, expected level). Without resume no
+live run can reach the full level."""
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -550,11 +629,15 @@ def test_compliant_variant_passes_every_clause_it_can_be_judged_on(
     # None of them runs a CLI: the drift probe, on, skips DFT with the reason that says so.
     # None talks to a model over the network, so none has a model binding: the scenario
     # clauses are skipped, naming the option.
-    allowed_skips = {
-        **skips,
+    defaults: dict[str, str | None] = {
         **dict.fromkeys(DRIFT_CLAUSES, NO_CLI_SKIP),
         **dict.fromkeys(SCENARIO_CLAUSES, "Options(model_binding=ModelBinding("),
         "SYS-02": NO_APPEND,
+        "SYS-03": NO_APPEND,
+        "OBS-07": "strict_observation_demand",  # stricter than upstream: off
+    }
+    allowed_skips = {
+        clause: phrase for clause, phrase in {**defaults, **skips}.items() if phrase is not None
     }
     drift = no_cli_drift(factory)
     report = check_driver(factory, dataclasses.replace(options(backend), drift=drift))

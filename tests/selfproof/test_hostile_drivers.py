@@ -734,14 +734,20 @@ def test_the_unbroken_baseline_passes_every_clause(backend: str) -> None:
     drift = no_cli_drift(BaselineDriver)  # it runs no CLI: DFT is skipped, with the reason
     trial = attempt(
         BaselineDriver,
-        options(backend, concurrent_runs=2, live_structured_output=True, drift=drift),
+        options(
+            backend,
+            concurrent_runs=2,
+            live_structured_output=True,
+            strict_observation_demand=True,
+            drift=drift,
+        ),
     )
     report = well_formed(trial)
     assert report.ok, report.summary()
     skipped = {r.clause: r.messages[0] for r in report if r.status is ClauseStatus.SKIPPED}
-    # It declares no appended system prompt, so nothing is delivered to check (SYS-02).
-    no_append = skipped.pop("SYS-02")
-    assert "does not declare system_prompt.append" in no_append
+    # It declares no appended system prompt, so nothing is delivered or stored (SYS-02/03).
+    for clause in ("SYS-02", "SYS-03"):
+        assert "does not declare system_prompt.append" in skipped.pop(clause)
     assert set(skipped) == set(DRIFT_CLAUSES), report.summary()
     assert all(NO_CLI_SKIP in reason for reason in skipped.values()), skipped
 

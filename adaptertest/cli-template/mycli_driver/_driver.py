@@ -40,11 +40,13 @@ class MycliDriver(CLIDriver[MycliConfig]):
     as the suite holds the driver to what it declares.
 
     No appended system prompt either: a request with ``append_system_prompt`` set is
-    refused before launch with ``SystemPromptUnsupportedError(reason="unsupported")``
+    refused before launch with ``SystemPromptUnsupportedError(reason="unsupported_driver")``
     (SYS-01). If your CLI has a flag that adds to its own system prompt, declare
     ``system_prompt=SystemPromptCapability(append=True)``, return that flag from
     :meth:`system_prompt_args`, and list the CLI's own system-prompt options in
-    ``system_prompt_flags`` so extra args that set one are refused.
+    ``system_prompt_flags`` so extra args that set one are refused; set
+    ``system_prompt_inline = True`` when the text itself goes on the command line, so
+    an append over 32,768 UTF-8 bytes is refused as ``inline_limit``.
     """
 
     driver_type = MYCLI_DRIVER_TYPE

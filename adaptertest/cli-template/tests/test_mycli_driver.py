@@ -96,7 +96,7 @@ async def test_an_appended_system_prompt_is_refused_before_launch(tmp_path: Path
     # mycli declares no append (Descriptor.system_prompt.append is False). Once your CLI
     # has a way to add to its system prompt, declare it, override system_prompt_args and
     # system_prompt_flags in _driver.py, and check the argv with testing.appended_argv.
-    await testing.check_append_refused(REPLAY, "unsupported", tmp_path)
+    await testing.check_append_refused(REPLAY, "unsupported_driver", tmp_path)
 
 
 # -- declarations and config -------------------------------------------------------------------

@@ -93,3 +93,18 @@ FAILED_RUNS = [
 TestClaudeFailedRuns = testing.failed_run_tests(
     ClaudeDriver, ClaudeConfig, RECORDINGS, FAILED_RUNS, model=MODEL, resume_id=RESUME_ID
 )
+
+
+def test_a_config_that_sets_the_system_prompt_skips_the_sys_clauses() -> None:
+    """``extra_args`` that set Claude Code's system prompt are the author's choice: the
+    driver refuses the append (conflicting_extra_args, upstream's rule) and the suite
+    skips SYS-01..03 naming the flag, failing nothing."""
+    config = LIVE.model_copy(update={"extra_args": ("--system-prompt", "You are terse.")})
+    options = dataclasses.replace(adaptertest_options(drift=False), config=config)
+    report = adaptertest.check_driver(
+        lambda: ClaudeDriver(config), options, only=["SYS", "OBS-01", "LIV-01"]
+    )
+    assert [r.clause for r in report.results if r.status.is_failure] == []
+    for clause in ("SYS-01", "SYS-02", "SYS-03"):
+        [reason] = report.result(clause).messages
+        assert "conflicting_extra_args (argument '--system-prompt')" in reason, reason

@@ -29,7 +29,14 @@ from claude_driver import (
     build_argv,
     claude_usage,
 )
-from driver import InvalidOutputSchemaError, Request, SessionContext, SessionState, Usage
+from driver import (
+    APPEND_INLINE_LIMIT,
+    InvalidOutputSchemaError,
+    Request,
+    SessionContext,
+    SessionState,
+    Usage,
+)
 from driver.clikit import ProcessOutcome, RunOutput
 
 RECORDINGS = testing.recordings_dir(__file__)
@@ -394,22 +401,43 @@ def test_the_append_file_is_private_holds_the_text_exactly_and_is_removed() -> N
 
 
 @pytest.mark.parametrize(
-    "extra_args",
+    ("extra_args", "flag"),
     [
-        ("--append-system-prompt", "Be terse."),
-        ("--append-system-prompt=Be terse.",),
-        ("--append-system-prompt-file", "rules.md"),
-        ("--system-prompt", "You are a cat."),
-        ("--system-prompt-file=prompt.md",),
+        (("--append-system-prompt", "Be terse."), "--append-system-prompt"),
+        (("--append-system-prompt=Be terse.",), "--append-system-prompt"),
+        (("--append-system-prompt-file", "rules.md"), "--append-system-prompt-file"),
+        (("--system-prompt", "You are a cat."), "--system-prompt"),
+        (("--system-prompt-file=prompt.md",), "--system-prompt-file"),
     ],
 )
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_an_append_is_refused_when_extra_args_set_the_system_prompt(
-    anyio_backend: str, extra_args: tuple[str, ...], tmp_path: Path
+    anyio_backend: str, extra_args: tuple[str, ...], flag: str, tmp_path: Path
 ) -> None:
     await testing.check_append_refused(
-        REPLAY, "conflicting_extra_args", tmp_path, extra_args=extra_args
+        REPLAY, "conflicting_extra_args", tmp_path, extra_args=extra_args, argument=flag
     )
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_the_system_prompt_flags_in_extra_args_are_fine_without_an_append(
+    anyio_backend: str, tmp_path: Path
+) -> None:
+    """Only an append conflicts with them: a run without one passes them on."""
+    extra = ("--system-prompt", "You are a cat.")
+    passed = await testing.appended_argv(REPLAY, "", tmp_path, extra_args=extra)
+    assert passed[-2:] == ["--system-prompt", "You are a cat."]  # the prompt is on stdin
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_an_append_over_the_inline_limit_is_taken_through_its_file(
+    anyio_backend: str, tmp_path: Path
+) -> None:
+    """The file carries the text, so the command-line limit does not apply."""
+    text = "x" * (APPEND_INLINE_LIMIT + 1)
+    passed = await testing.appended_argv(REPLAY, text, tmp_path)
+    assert "--append-system-prompt-file" in passed
+    assert all(text not in arg for arg in passed)
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])

@@ -32,6 +32,7 @@ from adaptertest.options import Backend
 from claude_driver import ClaudeConfig, ClaudeDriver
 from claude_driver.binding import MODEL, RETRIES, emulator_config, model_binding
 from driver import FailureCode, Request, Response, SessionContext, WorkspaceLease
+from driver.clikit import SessionMismatchError
 
 RESUME_ID = "3f9b6c1e-58d2-4a7f-9e0b-c4d21a8f6e53"
 
@@ -192,23 +193,26 @@ async def test_answer_ok_with_the_emulators_usage_and_the_clis_cost(tmp_path: Pa
 
 @NEEDS_CLI
 @pytest.mark.anyio
-async def test_a_resumed_run_appends_its_own_system_prompt(tmp_path: Path) -> None:
-    """Claude Code replays a session's first system prompt on resume unless the driver
-    says ``--system-prompt-snapshot off``: the second run's append must reach the model,
-    and the first run's must not come back."""
+async def test_a_resumed_run_keeps_its_system_prompt_and_refuses_another(
+    tmp_path: Path,
+) -> None:
+    """The append is part of the session: a resume with another append is refused before
+    Claude Code starts (upstream's rule), and one with the same append sends it to the
+    model again (the driver passes ``--system-prompt-snapshot off``, so it is the run's
+    own system prompt, not a replay)."""
+    text = "Canary-one: answer briefly."
     with Emulator(Scenario(turns=[Turn(text="OK")], repeat_last=True)) as emu:
         config = claude_config(emu.base_url, tmp_path)
-        first = await run(config, append_system_prompt="Canary-one: answer briefly.")
+        first = await run(config, append_system_prompt=text)
         assert first.checkpoint is not None, first.failure
         session = SessionContext(state=first.checkpoint.state)
-        second = await run(
-            config, "Again?", session=session, append_system_prompt="Canary-two: be formal."
-        )
+        with pytest.raises(SessionMismatchError, match="appended system prompt"):
+            await run(config, "Again?", session=session, append_system_prompt="Canary-two.")
+        second = await run(config, "Again?", session=session, append_system_prompt=text)
     assert second.failure is None, second.failure
     one, two = emu.main_requests
-    assert "Canary-one" in one.system_text
-    assert "Canary-two" in two.system_text
-    assert "Canary-one" not in two.system_text
+    assert text in one.system_text
+    assert text in two.system_text
     assert "Canary" not in two.user_text
 
 

@@ -22,7 +22,13 @@ from codex_driver._config import (
     RUN_FLAGS,
     CodexConfig,
 )
-from codex_driver._driver import CodexDriver, build_argv, provider_args, toml_string
+from codex_driver._driver import (
+    RESERVED_CONFIG_KEYS,
+    CodexDriver,
+    build_argv,
+    provider_args,
+    toml_string,
+)
 from codex_driver._parser import THREAD_USAGE_KEY, CodexStreamParser
 
 __all__ = [
@@ -30,6 +36,7 @@ __all__ = [
     "DEFAULT_COMMAND",
     "DEFAULT_TIMEOUT",
     "FINGERPRINT_DOMAIN",
+    "RESERVED_CONFIG_KEYS",
     "RUN_FLAGS",
     "THREAD_USAGE_KEY",
     "CodexConfig",

@@ -31,10 +31,24 @@ from driver import (
 )
 from driver.clikit import CLIDriver, NativeSchema, RunOutput, cli_config_schema
 
-__all__ = ["CodexDriver", "build_argv", "provider_args", "toml_string"]
+__all__ = [
+    "RESERVED_CONFIG_KEYS",
+    "CodexDriver",
+    "build_argv",
+    "provider_args",
+    "toml_string",
+]
 
-# Config keys that set the model's instructions; an append is refused when extra_args set one.
-_INSTRUCTION_KEYS = frozenset({"developer_instructions", "instructions"})
+RESERVED_CONFIG_KEYS = (
+    "developer_instructions",
+    "instructions",
+    "base_instructions",
+    "model_instructions_file",
+    "experimental_instructions_file",
+)
+"""codex config keys that set the model's instructions. ``extra_args`` that override one
+are refused as ``conflicting_extra_args`` on every run, with or without an append: the
+driver owns these keys (upstream's codex driver refuses them the same way)."""
 _TOML_ESCAPES = {
     '"': '\\"',
     "\\": "\\\\",
@@ -142,9 +156,10 @@ class CodexDriver(CLIDriver[CodexConfig]):
     (``--output-schema FILE``; the final agent message is the value, validated
     against the schema since codex ignores it while tools or MCP servers are
     active), and the appended system prompt (``-c developer_instructions=<TOML
-    string>``; refused as ``conflicting_extra_args`` when ``extra_args`` already set
-    ``developer_instructions`` or ``instructions`` with ``-c``/``--config``); no skills,
-    MCP or HITL.
+    string>``, on the command line, so over 32,768 UTF-8 bytes it is refused as
+    ``inline_limit``); ``extra_args`` that override one of :data:`RESERVED_CONFIG_KEYS`
+    with ``-c``/``--config`` are refused as ``conflicting_extra_args`` on every run. No
+    skills, MCP or HITL.
     """
 
     driver_type = CODEX_DRIVER_TYPE
@@ -153,6 +168,8 @@ class CodexDriver(CLIDriver[CodexConfig]):
     install_hint = "install the Codex CLI or set CodexConfig.command"
     schema_in_file = True
     prompt_on_stdin = True
+    system_prompt_inline = True
+    system_prompt_conflicts_always = True
 
     def __init__(self, config: CodexConfig | None = None) -> None:
         super().__init__(CodexConfig, config)
@@ -183,10 +200,12 @@ class CodexDriver(CLIDriver[CodexConfig]):
         return ["-c", f"developer_instructions={toml_string(text)}"]
 
     def conflicting_system_prompt_arg(self, extra_args: Sequence[str]) -> str | None:
-        """A ``-c``/``--config`` override of ``developer_instructions`` or ``instructions``."""
+        """The key of a ``-c``/``--config`` override of one of :data:`RESERVED_CONFIG_KEYS`
+        (bare or quoted, any spacing around ``=``)."""
         for override in _config_overrides(extra_args):
-            if override.split("=", 1)[0].strip() in _INSTRUCTION_KEYS:
-                return override
+            key = override.split("=", 1)[0].strip().strip("\"'")
+            if key in RESERVED_CONFIG_KEYS:
+                return key
         return None
 
     def command_line(

@@ -24,6 +24,7 @@ from adaptertest import clikit as testing
 from adaptertest.clikit import Replay
 from codex_driver import (
     CODEX_DRIVER_TYPE,
+    RESERVED_CONFIG_KEYS,
     RUN_FLAGS,
     THREAD_USAGE_KEY,
     CodexConfig,
@@ -33,7 +34,15 @@ from codex_driver import (
     provider_args,
     toml_string,
 )
-from driver import Request, SessionContext, SessionState, StreamKind, TranscriptKind, Usage
+from driver import (
+    APPEND_INLINE_LIMIT,
+    Request,
+    SessionContext,
+    SessionState,
+    StreamKind,
+    TranscriptKind,
+    Usage,
+)
 from driver.clikit import ProcessOutcome, RunOutput
 
 RECORDINGS = testing.recordings_dir(__file__)
@@ -431,22 +440,45 @@ def test_toml_string_reads_back_as_the_same_text(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "extra_args",
+    ("extra_args", "key"),
     [
-        ("-c", "developer_instructions=Be terse."),
-        ("-c", 'instructions="You are a cat."'),
-        ("--config", "developer_instructions = 'x'"),
-        ("--config=instructions=x",),
-        ("-cdeveloper_instructions=x",),
+        (("-c", "developer_instructions=Be terse."), "developer_instructions"),
+        (("-c", 'instructions="You are a cat."'), "instructions"),
+        (("--config", "developer_instructions = 'x'"), "developer_instructions"),
+        (("--config=instructions=x",), "instructions"),
+        (("-cdeveloper_instructions=x",), "developer_instructions"),
+        (("-c", "base_instructions='x'"), "base_instructions"),
+        (("-c", "model_instructions_file=/tmp/i.md"), "model_instructions_file"),
+        (("--config", '"experimental_instructions_file"=x'), "experimental_instructions_file"),
     ],
 )
+@pytest.mark.parametrize("text", ["Be brief.", ""], ids=["with-append", "without-append"])
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_an_append_is_refused_when_extra_args_set_the_instructions(
-    anyio_backend: str, extra_args: tuple[str, ...], tmp_path: Path
+async def test_extra_args_setting_a_reserved_key_are_refused_on_every_run(
+    anyio_backend: str, extra_args: tuple[str, ...], key: str, text: str, tmp_path: Path
 ) -> None:
+    """The instruction keys are the driver's: an override is refused before launch as
+    conflicting_extra_args naming the key, with or without an append (as upstream's codex
+    driver does)."""
+    assert key in RESERVED_CONFIG_KEYS
     await testing.check_append_refused(
-        REPLAY, "conflicting_extra_args", tmp_path, extra_args=extra_args
+        REPLAY, "conflicting_extra_args", tmp_path, extra_args=extra_args, text=text, argument=key
     )
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_an_append_over_the_inline_limit_is_refused_before_launch(
+    anyio_backend: str, tmp_path: Path
+) -> None:
+    """developer_instructions travels on the command line: 32,769 UTF-8 bytes are refused
+    as inline_limit before the CLI starts, 32,768 are passed (a two-byte character makes
+    the byte count, not the character count, decide)."""
+    over = "é" * (APPEND_INLINE_LIMIT // 2) + "x"
+    assert len(over.encode()) == APPEND_INLINE_LIMIT + 1
+    await testing.check_append_refused(REPLAY, "inline_limit", tmp_path, text=over)
+    at = over[:-1]
+    passed = await testing.appended_argv(REPLAY, at, tmp_path)
+    assert f"developer_instructions={toml_string(at)}" in passed
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])

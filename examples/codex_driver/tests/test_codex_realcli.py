@@ -57,7 +57,7 @@ from driver import (
     Usage,
     WorkspaceLease,
 )
-from driver.clikit import make_usage
+from driver.clikit import SessionMismatchError, make_usage
 
 RESUME_ID = "01a2346c-e7bf-7400-a2c7-e17748813b81"  # the seed session of the codec clauses
 SENT = TurnUsage(input_tokens=12, cached_input_tokens=2, output_tokens=3)
@@ -296,9 +296,13 @@ async def test_a_tool_round_trip_in_the_workspace(
 
 @pytest.mark.anyio
 @ASYNCIO_ONLY
-async def test_the_append_reaches_the_model_and_resume_keeps_the_first_one(
+async def test_the_append_reaches_the_model_and_a_changed_one_is_not_resumed(
     anyio_backend: str, codex: Path, home: Path, workspace: Path
 ) -> None:
+    """codex 0.169 keeps a thread's first developer instructions on resume, so a later
+    append passed with -c developer_instructions would never reach the model: the
+    driver refuses a resume with another append before launch (upstream's rule), and a
+    resume with the same one keeps it in the system text."""
     first_text, later_text = "Answer like a lighthouse keeper.", "Answer like a pirate."
     with Emulator(ok_scenario()) as emu:
         driver = CodexDriver(codex_config(emu, home))
@@ -306,19 +310,19 @@ async def test_the_append_reaches_the_model_and_resume_keeps_the_first_one(
         assert first.checkpoint is not None
         assert first.checkpoint.state is not None
         session = SessionContext(state=first.checkpoint.state)
+        with pytest.raises(SessionMismatchError, match="appended system prompt"):
+            await run_once(driver, workspace, session=session, append_system_prompt=later_text)
         resumed, _ = await run_once(
-            driver, workspace, session=session, append_system_prompt=later_text
+            driver, workspace, session=session, append_system_prompt=first_text
         )
         requests = emu.main_requests
     assert first.failure is None, first.failure
     assert resumed.failure is None, resumed.failure
+    assert len(requests) == 2  # the refused resume never started codex
     # -c developer_instructions: developer text, never in a user turn (SYS-02).
-    assert first_text in requests[0].system_text
-    assert first_text not in requests[0].user_text
-    # codex 0.169 keeps the thread's first developer instructions on resume: the later
-    # append is passed (-c developer_instructions) but never reaches the model.
-    assert first_text in requests[1].system_text
-    assert later_text not in requests[1].system_text + requests[1].user_text
+    for request in requests:
+        assert first_text in request.system_text
+        assert first_text not in request.user_text
 
 
 # -- failures a host must expect -----------------------------------------------------------------

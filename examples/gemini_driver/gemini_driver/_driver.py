@@ -102,7 +102,7 @@ class GeminiDriver(CLIDriver[GeminiConfig]):
     file that *replaces* the built-in system prompt rather than adding to it, and
     passing the text as a ``GEMINI.md`` context file or inside the prompt would put it
     in the user turn. A request with a non-empty ``append_system_prompt`` is refused
-    before launch with ``SystemPromptUnsupportedError(reason="unsupported")``.
+    before launch with ``SystemPromptUnsupportedError(reason="unsupported_driver")``.
 
     Usage (:class:`driver.Usage`) comes from ``result.stats``. What its counts
     mean, from gemini-cli's source (``StreamJsonFormatter.convertToStreamStats``

@@ -551,4 +551,16 @@ async def test_an_append_is_refused_before_launch(
 ) -> None:
     """Gemini CLI can only replace its system prompt (GEMINI_SYSTEM_MD), never append."""
     assert GeminiDriver().descriptor().system_prompt.append is False
-    await testing.check_append_refused(REPLAY, "unsupported", tmp_path, extra_args=extra_args)
+    await testing.check_append_refused(
+        REPLAY, "unsupported_driver", tmp_path, extra_args=extra_args
+    )
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_test_written_with_the_old_reason_name_still_reads_it(
+    anyio_backend: str, tmp_path: Path
+) -> None:
+    """Projects made before the port took upstream's names expect "unsupported"."""
+    await testing.check_append_refused(REPLAY, "unsupported", tmp_path)
+    with pytest.raises(AssertionError):
+        await testing.check_append_refused(REPLAY, "nul_byte", tmp_path)
