@@ -825,56 +825,44 @@ async def test_the_resume_id_reaches_the_command_line() -> None:
     assert response.checkpoint is not None
 
 
+async def check_refused_before_launch(request: Request, error: type[Exception], match: str) -> None:
+    """``run_turn`` raises ``error`` (its message matching ``match``) before it builds the
+    command line, with nothing emitted."""
+    sink = RecordingSink()
+    launched: list[str] = []
+
+    def argv(resume_id: str) -> list[str]:
+        launched.append(resume_id)
+        return script()
+
+    with pytest.raises(error, match=match):
+        await run_turn(
+            request,
+            sink,
+            driver_type="toy",
+            argv=argv,
+            cwd="",
+            model="",
+            timeout=0,
+            parser=ToyParser,
+        )
+    assert launched == []
+    assert sink.events == []
+    assert sink.stream == []
+
+
 @pytest.mark.anyio
 @pytest.mark.parametrize("key", GUARDED_KEYS)
 async def test_resume_is_refused_before_launch_when_a_guard_changed(key: str) -> None:
     state = SessionState(resume_id="s-7", data={key: "captured elsewhere"})
-    sink = RecordingSink()
-    launched: list[str] = []
-
-    def argv(resume_id: str) -> list[str]:
-        launched.append(resume_id)
-        return script()
-
-    with pytest.raises(SessionMismatchError, match=key):
-        await run_turn(
-            Request(prompt="hi", streaming=True, session=SessionContext(state=state)),
-            sink,
-            driver_type="toy",
-            argv=argv,
-            cwd="",
-            model="",
-            timeout=0,
-            parser=ToyParser,
-        )
-    assert launched == []
-    assert sink.events == []
-    assert sink.stream == []
+    request = Request(prompt="hi", streaming=True, session=SessionContext(state=state))
+    await check_refused_before_launch(request, SessionMismatchError, key)
 
 
 @pytest.mark.anyio
 async def test_a_prompt_holding_a_nul_is_refused_before_launch() -> None:
-    sink = RecordingSink()
-    launched: list[str] = []
-
-    def argv(resume_id: str) -> list[str]:
-        launched.append(resume_id)
-        return script()
-
-    with pytest.raises(RunError, match=r"NUL character \(U\+0000\) at index 6"):
-        await run_turn(
-            Request(prompt="before\x00after", streaming=True),
-            sink,
-            driver_type="toy",
-            argv=argv,
-            cwd="",
-            model="",
-            timeout=0,
-            parser=ToyParser,
-        )
-    assert launched == []
-    assert sink.events == []
-    assert sink.stream == []
+    request = Request(prompt="before\x00after", streaming=True)
+    await check_refused_before_launch(request, RunError, r"NUL character \(U\+0000\) at index 6")
 
 
 # -- usage and native structured output -------------------------------------------------------
