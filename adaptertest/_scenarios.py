@@ -115,11 +115,11 @@ def gate(ctx: ProbeContext, clauses: Sequence[str]) -> tuple[ModelBinding | None
         ctx.skip([*clauses, *probe_prc], NO_BINDING)
         return None, []
     wanted: list[str] = []
-    for clause in clauses:
+    for clause in [*clauses, *probe_prc]:
         reason = binding.cannot.get(clause)
         if reason is not None:
             ctx.skip((clause,), f"the binding declares the agent cannot do it: {reason}")
-        else:
+        elif clause not in probe_prc:
             wanted.append(clause)
     if not wanted:
         ctx.skip(probe_prc, f"the {ctx.name} probe ran no scenario (its clauses are skipped)")
@@ -470,13 +470,13 @@ def single_run(
     judge: Judge,
     *,
     values: Mapping[str, str] | None = None,
-    scenario: Scenario | None = None,
+    watch: bool = False,
 ) -> None:
     """Run scenario ``name`` once with ``prompt`` and record ``judge``'s verdict on
-    ``clause`` (the stage judges PRC-01)."""
+    ``clause`` (the stage judges PRC-01). ``watch`` keeps the run's sink watched until
+    the report is final: an emission that arrives later still fails ``clause``."""
     filled = dict(values or {})
-    served = scenario if scenario is not None else load_scenario(name, filled)
-    with Stage(ctx, binding, served, label=name) as stage:
+    with Stage(ctx, binding, load_scenario(name, filled), label=name) as stage:
         driver = stage.driver((clause,))
         if driver is None:
             return
@@ -494,3 +494,5 @@ def single_run(
             len(stage.emulator.requests),
         )
         ctx.report(judge(observed), judge=(clause,))
+        if watch and result.sink is not None:
+            ctx.watch(clause, result.sink, label=f"({name}) ")

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from adaptertest import __version__, _extra, _scaffold, emulate, record, replay
 from adaptertest._screen import screen
 from adaptertest.clauses import CLAUSES, clause_ids
-from adaptertest.options import Options, OptionsError
+from adaptertest.options import ModelBinding, Options, OptionsError
 from adaptertest.realcli import cli as install_clis
 from adaptertest.report import UNKNOWN_DRIVER, ClauseStatus, ConformanceReport
 from adaptertest.report_json import dumps, report_to_json
@@ -67,6 +67,7 @@ OPTION_FLAGS: dict[str, str] = {
     "backend": "--backend",
     "probe_timeout": "--probe-timeout",
     "labels": "--label",
+    "model_binding": "--scenarios",
 }
 """The Options field each ``check`` flag sets, to name the flag when its value is bad."""
 
@@ -76,6 +77,7 @@ CLI_WORDS: tuple[tuple[str, str], ...] = (
     ("Options(live_run=True)", "--live"),
     ("Options(show_live_details=True)", "--show-live-details"),
     ("Options(config=...)", "--config JSON"),
+    ("Options(model_binding=ModelBinding(driver=..., protocol=...))", "--scenarios MODULE:BINDING"),
 )
 """How the suite's advice names an option, and the ``check`` flag that sets it."""
 
@@ -201,6 +203,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="run the format-drift probe (DFT-01..03) with the Options(drift=Drift(...)) the "
         "base options publish; without this flag a published drift option is left off (it "
         "starts a process per variant)",
+    )
+
+    check.add_argument(
+        "--scenarios",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="MODULE:BINDING",
+        help="run the scenario clauses (TOL, RSN, RES, FLT, DLN, INP, OUT, PRC) against the "
+        "kit's model emulator, with the ModelBinding MODULE:BINDING names (or a function "
+        "returning one), or, without a value, the one the base options publish; without "
+        "this flag a published binding is left off (each scenario starts an emulator)",
     )
 
     clauses = commands.add_parser(
@@ -460,12 +474,36 @@ def options_from_args(ns: argparse.Namespace) -> Options:
             "the factory module an adaptertest_options() returning Options(drift=Drift("
             "recordings=[...], driver=lambda command: ...)), or pass --options"
         )
+    kwargs["model_binding"] = _binding(ns.scenarios, base, source)
     try:
         return dataclasses.replace(base, **kwargs)
     except OptionsError as exc:
         flag = OPTION_FLAGS.get(exc.field) if exc.field in kwargs else None
         where = flag or f"the options from {source or 'Options()'}"
         raise UsageError(f"{where}: {exc}") from None
+
+
+def _binding(given: str | None, base: Options, source: str | None) -> ModelBinding | None:
+    """The model binding ``--scenarios`` asks for: None without the flag, the published
+    one for a bare flag, else the one ``MODULE:BINDING`` names."""
+    if given is None:
+        return None
+    if not given:
+        if base.model_binding is None:
+            raise UsageError(
+                f"--scenarios needs a model binding, and {source or 'Options()'} publishes "
+                "none: pass --scenarios MODULE:BINDING naming a ModelBinding (or a function "
+                "returning one), or publish Options(model_binding=...)"
+            )
+        return base.model_binding
+    from adaptertest._scenarios import binding_from_ref
+
+    try:
+        return binding_from_ref(given)
+    except Exception as exc:
+        raise UsageError(
+            f"--scenarios {given}: cannot load the binding: {type(exc).__name__}: {exc}"
+        ) from exc
 
 
 CONFIG_CLASS_ATTRIBUTE = "CONFIG_CLASS"

@@ -61,11 +61,13 @@ PERSISTENT_FAULTS: tuple[tuple[str, str, str], ...] = (
     (
         "fault_stream_cut",
         "a cut stream",
-        r"\bcut\b|terminated|closed|incomplete|ended|interrupt|reset|\beof\b|disconnect"
-        r"|premature|aborted|broken|truncat|network|socket|connection",
+        r"\bcut\b|connection|socket|econnreset|\beof\b|premature|incomplete|truncat"
+        r"|disconnect|network|other side closed"
+        r"|stream (was |is |got )?(closed|ended|terminated|interrupted|aborted|broken|reset)",
     ),
 )
-"""(scenario, what fails, how a failure message names it)."""
+"""(scenario, what fails, how a failure message names it). A cut must be named as one of
+the stream or the connection: a bare "terminated" says that something ended, not what."""
 
 _DUMP = re.compile(r'\{\s*"(type|error)"\s*:|^\s*[\[{]|^(event|data):', re.M)
 
@@ -207,4 +209,5 @@ def probe_scenario_faults(ctx: ProbeContext) -> None:
                 FAULT_PROMPT,
                 partial(verify_persistent_fault, label=label, named=named),
                 values={"token": new_token()},
+                watch=True,
             )

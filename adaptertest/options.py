@@ -132,6 +132,9 @@ DEFAULT_SCENARIO_DEADLINE = 300.0
 SHELL_ROLE = "shell"
 """The tool role of the scenarios that run a command: the agent's own shell tool."""
 
+TOOL_ROLES: tuple[str, ...] = (SHELL_ROLE,)
+"""Every tool role a scenario can call (``$shell``)."""
+
 
 @dataclass(frozen=True, slots=True)
 class ToolShape:
@@ -239,11 +242,19 @@ class ModelBinding:
                 f"got {protocol!r}"
             )
         reasons = dict(cannot or {})
+        from adaptertest.clauses import CLAUSE_BY_ID, Mode
+
         for clause, reason in reasons.items():
             if not isinstance(clause, str) or not isinstance(reason, str) or not reason.strip():
                 raise ValueError(
                     "ModelBinding.cannot maps a clause ID (str) to a non-blank reason, got "
                     f"{clause!r}: {reason!r}"
+                )
+            known = CLAUSE_BY_ID.get(clause)
+            if known is None or known.mode is not Mode.SCENARIO:
+                raise ValueError(
+                    f"ModelBinding.cannot names {clause!r}, which is no scenario clause (list "
+                    "them: adaptertest clauses; their mode is 'scenario')"
                 )
         number = isinstance(grace, int | float) and not isinstance(grace, bool)
         if not number or not math.isfinite(grace) or grace < 0:
@@ -253,10 +264,10 @@ class ModelBinding:
         object.__setattr__(self, "cannot", MappingProxyType(reasons))
         shapes = dict(tools or {})
         for role, shape in shapes.items():
-            if not isinstance(role, str) or not isinstance(shape, ToolShape):
+            if role not in TOOL_ROLES or not isinstance(shape, ToolShape):
                 raise ValueError(
-                    "ModelBinding.tools maps a role (such as 'shell') to a ToolShape, got "
-                    f"{role!r}: {type(shape).__qualname__}"
+                    f"ModelBinding.tools maps a role ({', '.join(map(repr, TOOL_ROLES))}) to a "
+                    f"ToolShape, got {role!r}: {type(shape).__qualname__}"
                 )
         if ref is not None:
             try:

@@ -295,6 +295,22 @@ def test_trio_backend_needs_trio_installed(monkeypatch: pytest.MonkeyPatch) -> N
         ({"driver": lambda e: None, "protocol": "gemini", "cannot": {"X": " "}}, "cannot"),
         ({"driver": lambda e: None, "protocol": "gemini", "grace": -1}, "grace"),
         ({"driver": lambda e: None, "protocol": "gemini", "grace": True}, "grace"),
+        (
+            {"driver": lambda e: None, "protocol": "gemini", "cannot": {"TOL-4": "x"}},
+            "ModelBinding.cannot names 'TOL-4', which is no scenario clause",
+        ),
+        (
+            {"driver": lambda e: None, "protocol": "gemini", "cannot": {"DRV-01": "x"}},
+            "ModelBinding.cannot names 'DRV-01'",
+        ),
+        (
+            {"driver": lambda e: None, "protocol": "gemini", "tools": {"bash": "Bash"}},
+            r"ModelBinding.tools maps a role \('shell'\)",
+        ),
+        (
+            {"driver": lambda e: None, "protocol": "gemini", "ref": "not a ref"},
+            "ModelBinding.ref must be None or 'module:attr'",
+        ),
     ],
 )
 def test_a_model_binding_refuses_bad_values_naming_the_field(
@@ -306,9 +322,9 @@ def test_a_model_binding_refuses_bad_values_naming_the_field(
 
 def test_a_model_binding_stores_its_reasons_read_only() -> None:
     binding = ModelBinding(
-        driver=lambda e: None, protocol="gemini", cannot={"X-01": "no retries"}, grace=2
+        driver=lambda e: None, protocol="gemini", cannot={"FLT-01": "no retries"}, grace=2
     )
-    assert binding.cannot == {"X-01": "no retries"}
+    assert binding.cannot == {"FLT-01": "no retries"}
     assert binding.grace == 2.0
     with pytest.raises(TypeError):
         binding.cannot["X-02"] = "y"  # type: ignore[index]

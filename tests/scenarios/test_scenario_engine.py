@@ -22,6 +22,7 @@ from adaptertest.out import LARGE_ANSWER_BYTES, large_answer
 from adaptertest.tol import pairing
 from driver import Checkpoint, FailureCode, Response, RunFailure, TranscriptItem, TranscriptKind
 from referencedriver import ReferenceDriver
+from referencedriver._conformance import driver_for_endpoint as _reference_for
 
 SCENARIO_CLAUSES = [c.id for c in CLAUSES if c.mode is Mode.SCENARIO]
 
@@ -59,6 +60,20 @@ def test_a_clause_the_binding_cannot_do_is_skipped_with_its_reason() -> None:
             )
     # No scenario ran at all, so nothing was left running by one: skipped, never passed.
     assert "ran no scenario" in report.results[-1].messages[0]
+
+
+def test_the_process_check_can_be_declared_impossible_too() -> None:
+    reason = "the agent's sandbox hides its processes"
+    binding = ModelBinding(driver=_reference_for, protocol="anthropic", cannot={"PRC-01": reason})
+    report = check_driver(
+        ReferenceDriver, Options(model_binding=binding), only=["OUT-01", "PRC-01"]
+    )
+    by_id = {r.clause: r for r in report}
+    assert by_id["OUT-01"].status is ClauseStatus.PASSED, by_id["OUT-01"].describe()
+    assert by_id["PRC-01"].status is ClauseStatus.SKIPPED
+    assert by_id["PRC-01"].messages[0] == (
+        f"PRC-01 skipped: the binding declares the agent cannot do it: {reason}"
+    )
 
 
 def test_a_binding_whose_factory_raises_fails_the_clause_naming_the_factory() -> None:
@@ -273,3 +288,32 @@ def test_a_model_that_never_answers_needs_a_timed_out_response_in_time() -> None
     assert "more than 18 s" in verify_timed_out(late, 1, 8, 10)[0].message
     never_asked = verify_timed_out(timed_out, requests=0, deadline=8, grace=10)
     assert "never reached the model" in never_asked[0].message
+
+
+def test_a_tool_shape_builds_the_arguments_and_refuses_blanks() -> None:
+    assert ToolShape("shell", argv=True).arguments("ls") == {"command": ["bash", "-lc", "ls"]}
+    assert ToolShape("exec_command", "cmd").arguments("ls") == {"cmd": "ls"}
+    with pytest.raises(ValueError, match=r"ToolShape\.name must be a non-blank str"):
+        ToolShape(" ")
+    with pytest.raises(TypeError, match=r"ToolShape\.argv must be a bool"):
+        ToolShape("Bash", argv="yes")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("message", "named"),
+    [
+        ("gemini API error: terminated", False),
+        ("something went wrong", False),
+        ("the model stream was cut before the answer ended", True),
+        ("API error: SocketError: other side closed", True),
+        ("stream disconnected before completion: error decoding response body", True),
+        ("Connection error.", True),
+    ],
+)
+def test_a_cut_stream_must_be_named_as_one(message: str, named: bool) -> None:
+    cut = next(entry for entry in PERSISTENT_FAULTS if entry[0] == "fault_stream_cut")
+    response = Response(
+        exit_code=1, failure=RunFailure(code=FailureCode.AGENT_ERROR, message=message)
+    )
+    verdict = verify_persistent_fault(_observed(response), label=cut[1], named=cut[2])
+    assert (verdict == []) is named, verdict
