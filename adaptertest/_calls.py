@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import inspect
 import math
 import os
@@ -40,6 +41,7 @@ import anyio.lowlevel
 from anyio.from_thread import BlockingPortal
 
 from adaptertest._violation import provider_text
+from driver.errors import RunError
 
 GRACE = 0.5
 """Seconds a call may overrun its deadline before it counts as blocked."""
@@ -84,6 +86,31 @@ def describe_error(label: str, error: BaseException) -> str:
         # Every cancellation the suite requests is handled before a raise is described.
         detail += " (a cancellation the suite did not request: the driver raised it itself)"
     return f"{label} raised {type(error).__module__}.{type(error).__qualname__}{at}{detail}"
+
+
+_LAUNCH_ERRNOS = frozenset(
+    {errno.ENOENT, errno.EACCES, errno.ENOEXEC, errno.ENOTDIR, errno.EISDIR, errno.ELOOP}
+)
+"""What the operating system answers when a program cannot be executed."""
+
+
+def launch_failure(error: BaseException) -> str | None:
+    """``cannot start PROGRAM: REASON`` when ``error`` is a :class:`driver.errors.RunError`
+    raised from the OS refusing to execute a program (not found, not executable), as a
+    ``driver.clikit`` driver raises it when its CLI cannot start; None otherwise.
+
+    The text is built from the OS error's number, reason and file name, never from a
+    message the driver or a provider wrote, so it is shown without
+    ``show_live_details``: nothing reached a provider. Any other exception a driver
+    raises, an ``OSError`` of its own included, keeps its message withheld."""
+    error = _unwrap(error)
+    cause = error.__cause__
+    if not isinstance(error, RunError) or not isinstance(cause, OSError):
+        return None
+    if cause.errno not in _LAUNCH_ERRNOS or not isinstance(cause.filename, str | bytes):
+        return None
+    program = os.fsdecode(cause.filename)
+    return f"cannot start {program}: {cause.strerror or os.strerror(cause.errno)}"
 
 
 def _message_of(error: BaseException) -> str:

@@ -331,7 +331,7 @@ xfail_strict = true
 """
 
 _README_COMMANDS = """```sh
-{kit_install}python -m pip install -e '.[test]' && python -m pytest
+python -m pip install -e '.[test]' && python -m pytest
 python -m adaptertest check {package}:new_{stem}_driver --live
 ```
 """
@@ -381,9 +381,9 @@ no agent behind it. Each place marked `# provider:` in `{package}/_driver.py` is
 real driver talks to its agent; replace them one at a time and keep the tests passing.
 
 {commands}
-The first installs the project with its test dependencies and runs
+The first command installs the project with its test dependencies and runs
 `tests/test_conformance.py`: every clause of the suite, the live ones included, one test
-item per clause (`python -m pytest -k SES-04` reruns one). The second runs the suite
+item per clause (`python -m pytest -k SES-04` reruns one). The second command runs the suite
 without pytest and prints one row per clause and the conformance level reached; its
 options come from `adaptertest_options()` in `{package}/_conformance.py`.
 {kit_note}"""
@@ -397,33 +397,32 @@ toolkit for JSONL-printing CLIs. The output format in `{package}/_parser.py` and
 in `build_argv` (`{package}/_driver.py`) are a made-up example: change them to your CLI's.
 
 {commands}
-The first installs the project with its test dependencies and runs the tests, which need
-no CLI: `adaptertest replay` plays the recordings in `recordings/` in its place.
+The first command installs the project with its test dependencies and runs the tests,
+which need no CLI: `adaptertest replay` plays the recordings in `recordings/` in its place.
 `tests/test_conformance.py` runs every clause of the suite, the live ones against
 `recordings/success.jsonl`; `tests/test_{stem}_driver.py` checks the parser and the driver
-on each recording. The second runs the suite against the real `{kebab}` on your PATH.
+on each recording. The second command runs the suite against the real `{kebab}` on your
+PATH.
 
 Replace the recordings with runs of your CLI (`adaptertest record OUT -- COMMAND ARGS...`
 keeps a run's output and exit status, with secrets redacted), keeping one that answers
 the suite's live prompt, `Reply with exactly: OK`. What the driver makes of each
 recording is a reviewed snapshot in `recordings/snapshots/`: after a new recording or a
-parser change, run `python -m pytest --snapshot-update` and review the diff of that
-folder; no test needs editing. A plain JSONL recording whose CLI exits non-zero gets its
-exit code in `recordings/replay.json`.
+parser change, run `python -m pytest --snapshot-update`: it rewrites the snapshot of
+every recording whose result changed and deletes those no test uses any more, so review
+the diff of that folder before you commit it; no test needs editing. Use it only once the
+run without it fails on snapshots alone: while a clause fails, the update is held back
+and nothing is written or deleted, since a broken driver's result is no snapshot to
+keep. A plain JSONL recording whose CLI exits non-zero gets its exit code in
+`recordings/replay.json`.
 {kit_note}"""
 
 _KIT_NOTE = """
-The kit is the `agent-driver-kit` distribution. If your package index does not have it,
-install it first, from a checkout
-(`python -m pip install -e 'path/to/checkout[test,trio]'`) or a built wheel
-(`python -m pip install 'path/to/agent_driver_kit-{version}-py3-none-any.whl[test,trio]'`).
-"""
-
-_KIT_NOTE_INSTALLED = """
-The first line installs the kit, the `agent-driver-kit` distribution, from where this
-project was generated (`{kit_install}`): no package index serves it there. Elsewhere,
-install it from a checkout or a built wheel the same way, or leave the line out where
-your index has it.
+Both need the kit, the `agent-driver-kit` distribution, which the project's install
+takes from your package index. If your package index does not have it, install it first,
+from a checkout (`python -m pip install -e 'path/to/checkout[test,trio]'`) or a built wheel
+(`python -m pip install 'path/to/agent_driver_kit-{version}-py3-none-any.whl[test,trio]'`);
+`adaptertest new` printed that command for the kit it ran from.
 """
 
 
@@ -466,13 +465,11 @@ def _shell_files(template: str, names: Names) -> dict[str, str]:
         kit_test=kit.replace("agent-driver-kit", "agent-driver-kit[test,trio]", 1),
         **fields,
     )
-    kit_install = kit_install_command()
-    note = _KIT_NOTE if kit_install is None else _KIT_NOTE_INSTALLED
-    commands = _README_COMMANDS.format(
-        kit_install="" if kit_install is None else f"{kit_install}\n", **fields
-    )
+    # No path of this machine goes into the project: where the kit was installed from
+    # is printed by `new` (next_steps), not written into a file that is committed.
+    commands = _README_COMMANDS.format(**fields)
     readme = (_README_MEMORY if template == "memory" else _README_CLI).format(
-        commands=commands, kit_note=note.format(kit_install=kit_install, **fields), **fields
+        commands=commands, kit_note=_KIT_NOTE.format(**fields), **fields
     )
     return {"pyproject.toml": pyproject, "README.md": readme, ".gitignore": _GITIGNORE}
 

@@ -28,7 +28,7 @@ from adaptertest._screen import screen
 from adaptertest.clauses import CLAUSES, clause_ids
 from adaptertest.options import ModelBinding, Options, OptionsError
 from adaptertest.realcli import cli as install_clis
-from adaptertest.report import UNKNOWN_DRIVER, ClauseStatus, ConformanceReport
+from adaptertest.report import UNKNOWN_DRIVER, ClauseStatus, ConformanceReport, parse_labels
 from adaptertest.report_json import dumps, report_to_json
 from driver.errors import InvalidDriverConfigError
 
@@ -255,9 +255,10 @@ def build_parser() -> argparse.ArgumentParser:
         commands.add_parser(
             "new",
             help="write a new driver project (package, tests, pyproject) from a template",
-            description="Write a standalone driver project that passes the suite at level "
-            "live as generated: its pyproject.toml, the package NAME, tests/test_conformance.py "
-            "and a README. Exit status: 0 written, 2 bad name or the folder is not empty.",
+            description="Write a standalone driver project that passes the suite as "
+            "generated (a cli project at level live, a memory project at full): its "
+            "pyproject.toml, the package NAME, tests/test_conformance.py and a README. Exit "
+            "status: 0 written, 2 bad name or the folder is not empty.",
         )
     )
     emulate.add_arguments(
@@ -428,15 +429,10 @@ def base_options(ns: argparse.Namespace) -> tuple[Options, str | None]:
 
 
 def _labels(given: Sequence[str]) -> dict[str, str]:
-    labels: dict[str, str] = {}
-    for text in given:
-        name, sep, value = text.partition("=")
-        if not sep or not name.strip():
-            raise UsageError(
-                f"--label wants NAME=VALUE (such as cli_version=2.1.328), got {text!r}"
-            )
-        labels[name.strip()] = value
-    return labels
+    try:
+        return parse_labels(given)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def options_from_args(ns: argparse.Namespace) -> Options:
@@ -708,7 +704,7 @@ def catalogue_json() -> list[dict[str, Any]]:
 
 def _clauses(fmt: str) -> int:
     if fmt == "markdown":
-        from adaptertest._docs import clause_table_markdown
+        from adaptertest.report_markdown import clause_table_markdown
 
         print(clause_table_markdown())
     elif fmt == "json":

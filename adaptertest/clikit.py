@@ -13,6 +13,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
+import shlex
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -33,7 +35,10 @@ from adaptertest import (
     RecordingSink,
     recording,
 )
+from adaptertest.dft import result_differences
+from adaptertest.liv import verify_live_checkpoint
 from adaptertest.options import Backend
+from adaptertest.pytest_plugin import hold_snapshots
 from adaptertest.so import (
     STRUCTURED_SCHEMA,
     verify_structured_output_descriptor,
@@ -383,6 +388,7 @@ def check_parser_survives_odd_lines(
 ) -> None:
     """Blank, non-JSON, cut-off, wrongly shaped and non-UTF-8 lines, mixed with the
     format's own odd lines: only ``stdout`` items, no payload, no terminal."""
+    __tracebackhide__ = True  # pytest shows the test's line, not the kit's
     lines = [
         b"",
         b"   ",
@@ -438,49 +444,143 @@ def check_recording(
     driver made of the recording (transcript and stream kinds, output, usage, failure,
     checkpoint) is the same on every backend and equals ``snapshot`` (pytest's syrupy
     fixture), a JSON file beside the recordings (``recordings/snapshots/``).
-    ``python -m pytest --snapshot-update`` writes it for a new recording."""
-    results = {
-        backend: anyio.run(recording_result, replay, recording, backend=backend)
-        for backend in backends
-    }
+    ``python -m pytest --snapshot-update`` writes it for a new recording.
+
+    A failure reads as the suite's do: the broken clause first, with its rule, else each
+    field that changed, old and new, and the command that reruns this test alone; no
+    frames of the kit."""
+    results: dict[Backend, dict[str, Any]] = {}
+    for backend in backends:
+        data, problems = anyio.run(_recording_outcome, replay, recording, backend=backend)
+        if problems:
+            _fail_recording(recording, problems, f"replayed on {backend}")
+        results[backend] = data
     first = results[backends[0]]
     for backend, data in results.items():
-        assert data == first, f"{recording}: {backends[0]} and {backend} differ"
-    assert first == recording_snapshot(snapshot)
+        if data != first:
+            changed = result_differences(first, data, show=True, limit=8)
+            _fail_recording(
+                recording, [f"{backends[0]} and {backend} differ: {c}" for c in changed], ""
+            )
+    from adaptertest.snapshot import compare_with_snapshot
+
+    changes = compare_with_snapshot(snapshot, first)
+    if changes:
+        _fail_recording(recording, changes, "")
+
+
+def _rerun_this_test() -> str:
+    """``pytest NODEID`` for the test that is running (pytest says which), else ""."""
+    current = os.environ.get("PYTEST_CURRENT_TEST", "")
+    nodeid = current.rpartition(" (")[0] if " (" in current else current
+    return f"pytest {shlex.quote(nodeid)}" if nodeid else ""
+
+
+def _fail_recording(recording: str, problems: Sequence[str], how: str) -> NoReturn:
+    """Fail the running test with ``problems`` as the suite words them: every clause
+    broken first, each with its rule, then the rest; the recording, and how to rerun."""
+    rules = {clause.id: clause.rule for clause in CLAUSES}
+    broken = [p for p in problems if p.partition(":")[0] in rules]
+    others = [p for p in problems if p.partition(":")[0] not in rules]
+    lines = [*broken, *others]
+    for clause in dict.fromkeys(p.partition(":")[0] for p in broken):
+        lines.append(f"  rule ({clause}): {rules[clause]}")
+    lines.append(f"  recording: {recording}" + (f" ({how})" if how else ""))
+    rerun = _rerun_this_test()
+    if rerun:
+        lines.append(f"  rerun alone: {rerun}")
+    if broken:
+        ids = " or ".join(dict.fromkeys(p.partition(":")[0] for p in broken))
+        lines.append(f"  the conformance test judges the same: pytest -k '{ids}'")
+    hold_snapshots("a recording's rule")  # its snapshot was not compared: keep it as it is
+    pytest.fail("\n".join(lines), pytrace=False)
 
 
 async def recording_result(replay: Replay[Any], recording: str) -> dict[str, Any]:
     """Run the driver on ``recording``, check the rules every run keeps, and return what
     it made of the recording: the data :func:`check_recording` compares with the
-    snapshot."""
+    snapshot. A broken rule fails the test, the clause first."""
+    data, problems = await _recording_outcome(replay, recording)
+    if problems:
+        _fail_recording(recording, problems, "")
+    return data
+
+
+async def _recording_outcome(
+    replay: Replay[Any], recording: str
+) -> tuple[dict[str, Any], list[str]]:
+    """What the driver made of ``recording``, and every rule the run broke: the suite's
+    clause violations first, then differences from the recording itself."""
     from adaptertest.snapshot import result_data
 
     response, sink, driver = await replay.run(recording)
-    assert structural_violations(driver, response, sink) == []
+    problems = structural_violations(driver, response, sink)
+    if response.failure is None:
+        if driver.descriptor().sessions.supports_resume:
+            problems += [str(v) for v in verify_live_checkpoint(True, response)]
+        elif response.checkpoint is None or not response.checkpoint.valid:
+            problems.append("a successful run returned no valid checkpoint")
+    problems += _replay_problems(replay, recording, response, sink)
+    return result_data(response, sink), problems
+
+
+def _bytes_problem(field: str, got: bytes, recorded: bytes) -> list[str]:
+    if got == recorded:
+        return []
+    at = next(
+        (i for i, (x, y) in enumerate(zip(got, recorded, strict=False)) if x != y),
+        min(len(got), len(recorded)),
+    )
+    return [f"{field} is {len(got)} bytes, the recording's {len(recorded)}: they part at byte {at}"]
+
+
+def _replay_problems(
+    replay: Replay[Any], recording: str, response: Response, sink: RecordingSink
+) -> list[str]:
+    """How the run differs from the recording it replayed, and its outcome from its
+    terminal payload (the rules the clauses above leave to a replay)."""
     stdout, recorded_stderr = recorded_output(replay.recordings / recording)
     how = replay.settings(recording)
     raw = response.raw_streams
-    assert raw is not None
-    assert raw.stdout == stdout
+    if raw is None:
+        return ["response.raw_streams is missing: a CLI driver returns what the CLI printed"]
     stderr = (replay.recordings / how.stderr).read_bytes() if how.stderr else recorded_stderr
-    assert raw.stderr == stderr
     chunks = [e for e in sink.events if e.type == RunEventType.CHUNK and e.stream == "stdout"]
-    assert b"".join(e.chunk for e in chunks) == stdout
-    assert sink.stream[0].kind == StreamKind.RUN_STARTED
-    assert sum(p.kind in TERMINALS for p in sink.stream) == 1
+    problems = [
+        *_bytes_problem("raw_streams.stdout", raw.stdout, stdout),
+        *_bytes_problem("raw_streams.stderr", raw.stderr, stderr),
+        *_bytes_problem(
+            "the stdout chunk events, joined,", b"".join(e.chunk for e in chunks), stdout
+        ),
+    ]
+    if not sink.stream:
+        return [*problems, "the run sent no stream payload"]
+    if sink.stream[0].kind != StreamKind.RUN_STARTED:
+        problems.append(f"the first payload is {sink.stream[0].kind}, not run.started")
+    terminals = sum(p.kind in TERMINALS for p in sink.stream)
+    if terminals != 1:
+        problems.append(f"the stream has {terminals} terminal payloads, not one")
+    last = sink.stream[-1]
     if response.failure is None:
-        assert sink.stream[-1].kind == StreamKind.RUN_FINISHED
-        assert sink.stream[-1].usage == response.usage
-        assert response.checkpoint is not None
-        assert response.checkpoint.valid
+        if last.kind != StreamKind.RUN_FINISHED:
+            problems.append(f"a successful run's last payload is {last.kind}, not run.finished")
+        elif last.usage != response.usage:
+            problems.append("the run.finished payload's usage differs from response.usage")
     else:
-        assert response.transcript[-1].kind == "failure"
-        assert sink.stream[-1].kind == StreamKind.RUN_ERROR
-        assert sink.stream[-1].error == response.failure
-        assert response.checkpoint is None
-    if raw.terminal is not None:
-        assert raw.terminal.raw_json in stdout.decode("utf-8", "replace").splitlines()
-    return result_data(response, sink)
+        if not response.transcript or response.transcript[-1].kind != "failure":
+            problems.append("a failed run's transcript does not end with a failure item")
+        if last.kind != StreamKind.RUN_ERROR:
+            problems.append(f"a failed run's last payload is {last.kind}, not run.error")
+        elif last.error != response.failure:
+            problems.append("the run.error payload's error differs from response.failure")
+        if response.checkpoint is not None:
+            problems.append("a failed run returned a checkpoint")
+    if (
+        raw.terminal is not None
+        and raw.terminal.raw_json not in stdout.decode("utf-8", "replace").splitlines()
+    ):
+        problems.append("raw_streams.terminal.raw_json is not a line of the recording's stdout")
+    return problems
 
 
 def structured_request(
@@ -501,10 +601,11 @@ async def check_structured_answer(
     """A native structured run on a recording that carries the answer: a valid, native
     ``{"ok": true}`` tied to the schema by its hash, on a legal stream and response.
     Returns the response and the argv the CLI was given."""
+    __tracebackhide__ = True  # pytest shows the test's line, not the kit's
     response, sink, driver = await replay.run(
         recording, request=structured_request(), record_argv=argv_file
     )
-    assert structural_violations(driver, response, sink) == []
+    _require_rules(recording, driver, response, sink)
     assert response.failure is None
     assert response.structured_output == StructuredOutput(
         format=OutputFormat.JSON_SCHEMA,
@@ -523,8 +624,9 @@ async def check_structured_refused(replay: Replay[Any], recording: str, problem:
     """A native structured run whose answer is missing or off-schema fails (no checkpoint,
     ``run.error`` last) and says why; ``structured_output`` is there with ``valid=False``.
     When the CLI itself succeeded, ``on_invalid=return_invalid`` returns it instead."""
+    __tracebackhide__ = True  # pytest shows the test's line, not the kit's
     response, sink, driver = await replay.run(recording, request=structured_request())
-    assert structural_violations(driver, response, sink) == []
+    _require_rules(recording, driver, response, sink)
     assert response.failure is not None
     assert problem in response.failure.message
     assert response.checkpoint is None
@@ -543,11 +645,35 @@ async def check_structured_refused(replay: Replay[Any], recording: str, problem:
 
 async def check_streaming_off(replay: Replay[Any], recording: str) -> None:
     """Without streaming no payload goes out, and the transcript (and its mirror) stays."""
-    streamed, _, _ = await replay.run(recording)
+    __tracebackhide__ = True  # pytest shows the test's line, not the kit's
+    streamed, streamed_sink, driver = await replay.run(recording)
+    _require_rules(recording, driver, streamed, streamed_sink)
     response, sink, _ = await replay.run(recording, streaming=False)
-    assert sink.stream == []
-    assert response.transcript == streamed.transcript
-    assert adaptertest.verify_transcript_mirror(sink.events, response.transcript) == []
+    problems = [
+        str(v) for v in adaptertest.verify_transcript_mirror(sink.events, response.transcript)
+    ]
+    if sink.stream:
+        kinds = ", ".join(dict.fromkeys(str(p.kind) for p in sink.stream))
+        problems.append(
+            f"with Request.streaming=False, {len(sink.stream)} stream payload(s) reached the "
+            f"sink ({kinds}); a run that is not streamed sends none"
+        )
+    if response.transcript != streamed.transcript:
+        problems.append(
+            f"the transcript differs with streaming off ({len(response.transcript)} items, "
+            f"streamed {len(streamed.transcript)}): streaming changes only the payloads"
+        )
+    if problems:
+        _fail_recording(recording, problems, "streaming off")
+
+
+def _require_rules(
+    recording: str, driver: CLIDriver[Any], response: Response, sink: RecordingSink
+) -> None:
+    """Fail the test, clause first, when the run broke a rule every run keeps."""
+    problems = structural_violations(driver, response, sink)
+    if problems:
+        _fail_recording(recording, problems, "")
 
 
 async def passed_argv(driver: CLIDriver[Any], request: Request, argv_file: Path) -> list[str]:
@@ -589,6 +715,7 @@ async def check_append_refused(
     ``SystemPromptUnsupportedError(reason)`` naming the driver (and ``argument``, when
     given), before the CLI starts (it never writes its argv) and with nothing emitted;
     the error's text never holds the append."""
+    __tracebackhide__ = True  # pytest shows the test's line, not the kit's
     argv_file = tmp_path / "refused-argv.json"
     driver = replay.driver(replay.command("success.jsonl", record_argv=argv_file))
     config = driver.config.model_copy(update={"extra_args": tuple(extra_args)})
@@ -615,6 +742,7 @@ async def check_request_config_wins(
     driver: CLIDriver[ConfigT], config: ConfigT, expected_output: str
 ) -> None:
     """A config in the request replaces the one the driver was built with."""
+    __tracebackhide__ = True  # pytest shows the test's line, not the kit's
     response = await driver.run(Request(prompt="hi", config=config), RecordingSink())
     assert response.output == expected_output
 
@@ -631,6 +759,7 @@ def check_config_validation(
 ) -> None:
     """None and the driver's own config pass; a foreign one, an empty command, a negative
     timeout and changing a built config fail."""
+    __tracebackhide__ = True  # pytest shows the test's line, not the kit's
     driver = driver_class()
     assert driver.config.command == default_command
     driver.validate_config(None)
@@ -657,6 +786,7 @@ def check_descriptor_and_stream_capability(
     ``structured_native`` says (on ``run``, SO-01 clean); the stream capability is
     exactly ``capability`` (by default whole blocks with reasoning, no token deltas,
     tool-call args or HITL). Returns the declared model ids."""
+    __tracebackhide__ = True  # pytest shows the test's line, not the kit's
     descriptor = driver_class(config).descriptor()
     assert descriptor.type == driver_type
     assert descriptor.sessions.supports_resume
@@ -675,6 +805,7 @@ def check_config_fingerprint_follows_the_config(
     driver_class: DriverClass[ConfigT], one: ConfigT, same: ConfigT, other: ConfigT
 ) -> None:
     """Equal configs give equal fingerprints; a changed field changes it."""
+    __tracebackhide__ = True  # pytest shows the test's line, not the kit's
     fingerprint = driver_class(one).session_config_fingerprint()
     assert fingerprint == driver_class(same).session_config_fingerprint()
     assert fingerprint != driver_class(other).session_config_fingerprint()
@@ -684,6 +815,7 @@ async def check_environment_probe(
     driver_class: DriverClass[ConfigT], config_class: type[ConfigT], missing_program: str
 ) -> None:
     """A program that resolves passes; a missing one (from the probe's config) fails."""
+    __tracebackhide__ = True  # pytest shows the test's line, not the kit's
     found = await driver_class(config_class(command=(sys.executable,))).check_environment(None)
     assert found.status == EnvironmentStatus.PASS
     assert found.healthy
@@ -788,8 +920,10 @@ def _failed_run_report(factory: Callable[[], object], options: Options) -> Confo
 
 
 def _fail_with(report: ConformanceReport, clauses: Sequence[str], why: str) -> NoReturn:
-    """Fail the test with each named clause's whole message first, then ``why``."""
-    texts = [report.result(clause).describe() for clause in clauses]
+    """Fail the test with each named clause's whole message first, then ``why``; the
+    rerun hint selects this test (the clause alone is no test of its own here)."""
+    rerun = _rerun_this_test() or None
+    texts = [report.result(clause).describe(rerun) for clause in clauses]
     pytest.fail("\n\n".join([*texts, why]), pytrace=False)
 
 
@@ -884,6 +1018,7 @@ def check_failed_recording(
     """The suite on a driver whose CLI replays ``failed``: the run fails only LIV-01 (the
     stream, events, transcript and response judged and legal), or, with
     ``expect_failure``, fails no clause at all and FLR-01 finds it failed cleanly."""
+    __tracebackhide__ = True  # pytest shows the test's line, not the kit's
     config = replay_config(
         config_class,
         recordings,
@@ -927,6 +1062,7 @@ def failed_run_tests(
             expect_failure=expect_failure,
         )
 
+    @pytest.mark.adaptertest  # clause checks: they run with the clause items, first
     class FailedRuns:
         @pytest.mark.parametrize("failed", failed_runs, ids=str)
         def test_failed_run_fails_only_liv01(self, failed: FailedRecording) -> None:

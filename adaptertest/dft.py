@@ -185,6 +185,32 @@ def _render(key: str, value: Any, show: bool) -> str:
     return text if len(text) <= _SHOWN_CHARS else f"{text[:_SHOWN_CHARS]}..."
 
 
+def _changed(path: str, key: str, expected: Any, got: Any, show: bool) -> str:
+    """``path is GOT, expected EXPECTED``; two long texts are shown from a little before
+    the first character where they differ, so the place is visible, not two equal cuts."""
+    shown = show or _shown_key(key)
+    if not (isinstance(expected, str) and isinstance(got, str) and shown):
+        return f"{path} is {_render(key, got, show)}, expected {_render(key, expected, show)}"
+    if len(repr(expected)) <= _SHOWN_CHARS and len(repr(got)) <= _SHOWN_CHARS:
+        return f"{path} is {got!r}, expected {expected!r}"
+    at = next(
+        (i for i, (x, y) in enumerate(zip(expected, got, strict=False)) if x != y),
+        min(len(expected), len(got)),
+    )
+    start = max(0, at - _SHOWN_CHARS // 4)
+
+    def window(text: str) -> str:
+        part = text[start : start + _SHOWN_CHARS]
+        return (
+            ("..." if start else "") + repr(part) + ("..." if start + len(part) < len(text) else "")
+        )
+
+    return (
+        f"{path} differs from character {at} on ({len(got)} chars, expected {len(expected)}): "
+        f"{window(got)}, expected {window(expected)}"
+    )
+
+
 def _summary(value: Any, show: bool) -> str:
     """One entry of a list, by its kind when it has one."""
     if isinstance(value, dict):
@@ -234,7 +260,7 @@ def result_differences(
             elif first is not None:
                 visit(a[first], b[first], f"{path}[{first}]", key)
             return
-        out.append(f"{path} is {_render(key, b, show)}, expected {_render(key, a, show)}")
+        out.append(_changed(path, key, a, b, show))
 
     visit(expected, got, "", "")
     return out

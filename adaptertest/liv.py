@@ -33,6 +33,7 @@ from adaptertest._calls import (
     driver_location,
     is_driver_fault,
     is_unrequested_cancel,
+    launch_failure,
 )
 from adaptertest._probe import ProbeContext
 from adaptertest._shape import shape_problem
@@ -143,9 +144,14 @@ def _outcome_parts(
     """What makes an outcome a failure; ``detail`` adds where the driver raised and the
     (marked) exception and failure messages."""
     parts: list[str] = []
+    launch = None if error is None else launch_failure(error)
     if error is not None:
         brief = f"run() raised {error_type(error)}"
-        parts.append(describe_error("run()", error) if detail else brief)
+        if launch is not None and detail:
+            # The OS's own words: shown as they are, there is no provider text to withhold.
+            where = driver_location(error)
+            brief += f"{f' at {where}' if where else ''}: {launch}"
+        parts.append(describe_error("run()", error) if detail and launch is None else brief)
     if response is None:
         parts.append("no Response")
         return parts
@@ -158,7 +164,10 @@ def _outcome_parts(
     failure = response.failure
     if failure is not None:
         code = f"failure {str(failure.code)!r}"
-        parts.append(f"{code}: {provider_text(failure.message)}" if detail else code)
+        if detail and launch is not None and failure.message == str(error):
+            parts.append(f"{code}: the same")
+        else:
+            parts.append(f"{code}: {provider_text(failure.message)}" if detail else code)
     return parts
 
 

@@ -19,6 +19,12 @@ items made by :func:`adaptertest.test_driver` run, which cannot exist without th
 Results are gathered from test reports, never from suite objects, so the summary and
 the report come out the same under pytest-xdist: each kit item's report carries an
 extra ``adaptertest`` attribute, which pytest serialises along with the report.
+
+Clause items (and the other items marked ``adaptertest``) run before the rest, so the
+first failure a driver author reads names a clause, not a snapshot. With syrupy's
+``--snapshot-update``, a failing clause holds the update back: from the first test that
+fails a clause on, no snapshot is written or deleted in that process and the run ends
+saying so (the clause failures are the news; a snapshot of a broken driver is not).
 """
 
 from __future__ import annotations
@@ -41,6 +47,8 @@ if TYPE_CHECKING:
 MARKER = "adaptertest"
 REPORT_ATTRIBUTE = "adaptertest"
 """Name of the extra attribute on a kit item's ``TestReport`` (a JSON-able dict)."""
+LABEL_OPTION = "--adaptertest-label"
+LABEL_INI = "adaptertest_labels"
 PROPERTIES = ("clause", "family", "mode")
 """Marker keywords copied into ``user_properties``."""
 
@@ -61,6 +69,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "$GITHUB_STEP_SUMMARY",
     )
     group.addoption(
+        LABEL_OPTION,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a fact about this run for every driver's run block in the report (and so the "
+        "matrix), such as cli_version=2.1.328 or variant=nightly; repeatable; wins over the "
+        f"class's Options.labels, which win over the {LABEL_INI} ini option",
+    )
+    parser.addini(
+        LABEL_INI,
+        type="linelist",
+        default=[],
+        help="NAME=VALUE labels (one a line) for every driver's run block in the report",
+    )
+    group.addoption(
         SHOW_DETAILS_OPTION,
         action="store_true",
         default=False,
@@ -69,14 +92,127 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def run_labels(config: pytest.Config) -> tuple[dict[str, str], dict[str, str]]:
+    """The labels of the ini option and of the command line (``pytest.UsageError`` for a
+    text that is not ``NAME=VALUE``)."""
+    from adaptertest.report import parse_labels
+
+    try:
+        ini = parse_labels(config.getini(LABEL_INI), LABEL_INI)
+        given = parse_labels(config.getoption("adaptertest_label") or [], LABEL_OPTION)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    return ini, given
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    run_labels(config)  # a bad label stops the run before anything is collected
     config.addinivalue_line(
         "markers",
         "adaptertest(clause, family, mode, probe): a driver conformance clause item",
     )
+    global _snapshots_held, _broken_rule
+    _snapshots_held, _broken_rule = False, ""
+    config.pluginmanager.register(SnapshotGuard(config), "adaptertest-snapshot-guard")
     # Results are gathered where reports arrive: in-process, or on the xdist controller.
     if not hasattr(config, "workerinput"):
         config.pluginmanager.register(ResultCollector(config), "adaptertest-results")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Items marked ``adaptertest`` (the clause items, the failed-run checks) first, each
+    group in its collected order."""
+    marked = [item for item in items if item.get_closest_marker(MARKER) is not None]
+    if marked and len(marked) < len(items):
+        rest = [item for item in items if item.get_closest_marker(MARKER) is None]
+        items[:] = [*marked, *rest]
+
+
+_snapshots_held = False
+"""Set once a clause failed while ``--snapshot-update`` was asked (see :class:`SnapshotGuard`)."""
+_broken_rule = ""
+"""What the running test broke before it could compare its snapshot (see :func:`hold_snapshots`)."""
+
+
+def hold_snapshots(what: str) -> None:
+    """Called by a kit check that fails the running test before its snapshot is compared
+    (a recording's run broke a rule): the test counts as failing a clause, ``what``
+    naming it in the summary, so its snapshot is neither rewritten nor deleted."""
+    global _broken_rule
+    _broken_rule = what
+
+
+def snapshots_held() -> bool:
+    """Whether this process holds snapshot writes and deletions back: a clause failed
+    during a ``--snapshot-update`` run."""
+    return _snapshots_held
+
+
+def failed_clause(report: pytest.TestReport) -> str | None:
+    """The clause a failed test report names first (``SES-04: ...``), if any."""
+    if not report.failed:
+        return None
+    text = _report_text(report).lstrip()
+    head = text.partition(":")[0]
+    if not head or len(head) > 8 or "-" not in head:
+        return None
+    from adaptertest.clauses import CLAUSES
+
+    return head if any(clause.id == head for clause in CLAUSES) else None
+
+
+class SnapshotGuard:
+    """Holds ``--snapshot-update`` back once a test fails a clause: the option is turned
+    off (later snapshot tests compare and report; no unused snapshot is deleted) and
+    :func:`snapshots_held` tells the kit's snapshot files not to write."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.failed: dict[str, str] = {}
+        self.held = False
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        global _broken_rule
+        clause = failed_clause(report)
+        if report.failed and clause is None and _broken_rule:
+            clause = _broken_rule
+        if report.when == "teardown":
+            _broken_rule = ""
+        if clause is None:
+            return
+        self.failed.setdefault(report.nodeid, clause)
+        option = self.config.option
+        if not hasattr(option, "update_snapshots"):
+            return  # no syrupy in this run
+        # A snapshot test that failed its clause never compared its snapshot: that is no
+        # sign the snapshot is unused, so nothing is counted (or deleted) as unused.
+        option.disable_unused_snapshots = True
+        if option.update_snapshots:
+            global _snapshots_held
+            _snapshots_held = self.held = True
+            option.update_snapshots = False
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        if not self.failed or not hasattr(self.config.option, "update_snapshots"):
+            return
+        from adaptertest.report import plural
+
+        clauses = ", ".join(dict.fromkeys(self.failed.values()))
+        tests = plural(len(self.failed), "test")
+        if self.held:
+            terminalreporter.write_line(
+                f"adaptertest: --snapshot-update held back: {tests} failed a clause or a rule "
+                f"({clauses}); from the first on, no snapshot was written or deleted. Fix "
+                "the clauses, then run --snapshot-update again and review the diff.",
+                red=True,
+            )
+        else:
+            terminalreporter.write_line(
+                f"adaptertest: {tests} failed a clause or a rule ({clauses}): fix those "
+                "first; --snapshot-update is held back while one fails.",
+                red=True,
+            )
 
 
 def _clause_mark(item: pytest.Item) -> pytest.Mark | None:
@@ -221,15 +357,22 @@ class DriverResults:
             )
         self.results[clause] = result
 
-    def report(self) -> ConformanceReport:
-        from adaptertest.report import ConformanceReport
+    def report(self, labels: tuple[dict[str, str], dict[str, str]] = ({}, {})) -> ConformanceReport:
+        """The gathered report; ``labels`` (the ini option's, the command line's) go
+        below and above the class's own in the run block."""
+        from adaptertest.report import ConformanceReport, RunInfo
         from adaptertest.report_json import run_from_json
 
+        run = run_from_json(self.run)
+        ini, given = labels
+        if ini or given:
+            run = run or RunInfo(started_at="", backend="")
+            run = dataclasses.replace(run, labels={**ini, **run.labels, **given})
         return ConformanceReport(
             driver_type=self.driver_type,
             results=tuple(self.results.values()),
             duration=self.duration,
-            run=run_from_json(self.run),
+            run=run,
         )
 
 
@@ -259,9 +402,10 @@ class ResultCollector:
             return
         from adaptertest.report_json import document, driver_to_json, dumps
 
+        labels = run_labels(self.config)
         doc = document(
             [
-                driver_to_json(d.report(), name=d.name, nodeid=d.nodeid)
+                driver_to_json(d.report(labels), name=d.name, nodeid=d.nodeid)
                 for d in self.drivers.values()
             ],
             producer="pytest",

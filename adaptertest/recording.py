@@ -5,7 +5,9 @@ A recording is a UTF-8 JSONL file. Line 1 is a header object::
     {"adaptertest_recording": 1, "argv": [...], "exit_code": 3, "signal": null,
      "redactions": ["env:OPENAI_API_KEY", "home"], "marker": "[REDACTED]", "duration": 1.52}
 
-``argv`` is the recorded command line (redacted), ``exit_code`` its exit status or
+``argv`` is the recorded command line (redacted), ``chunks`` the number of chunk lines
+that follow (so a file cut at a line boundary is caught; optional, older files lack
+it), ``exit_code`` its exit status or
 ``signal`` the signal that killed it (exactly one of the two is set), ``redactions``
 names what was replaced in the file and ``marker`` the text secrets were replaced by.
 An optional ``cli`` object names the recorded CLI, e.g. ``{"name": "claude", "version":
@@ -138,6 +140,7 @@ class Recording:
             "redactions": self.redactions,
             "marker": self.marker,
             "duration": round(self.duration, 6),
+            "chunks": len(self.chunks),
         }
         if self.cli:
             head["cli"] = self.cli
@@ -198,6 +201,14 @@ def loads(data: bytes, *, source: str = "recording") -> Recording:
         for number, line in enumerate(lines[1:], start=2)
         if line.strip()
     ]
+    counted = head.get("chunks")
+    if counted is not None and (type(counted) is not int or counted < 0):
+        raise RecordingError(f"{where}: 'chunks' must be a count, got {counted!r}")
+    if counted is not None and counted != len(chunks):
+        raise RecordingError(
+            f"{source}: the header counts {counted} chunk lines, the file has {len(chunks)}: "
+            "the recording is cut short (or was edited); record the run again"
+        )
     exit_code, signal = _status(head, "exit_code", where), _status(head, "signal", where)
     if (exit_code is None) == (signal is None):
         raise RecordingError(f"{where}: exactly one of 'exit_code' and 'signal' must be set")

@@ -171,6 +171,13 @@ def _load(args: Args) -> tuple[list[recording.Chunk], int]:
     """What to write, and the exit status (negative: die by that signal)."""
     with open(args.transcript, "rb") as file:
         data = file.read()
+    if not data.strip() and args.stderr is None and not args.exit_code:
+        # A CLI that failed before printing is an empty transcript with its stderr or its
+        # exit status given; an empty file alone would replay a silent success.
+        raise recording.RecordingError(
+            f"{args.transcript} is empty: neither a recording nor a JSONL transcript, and "
+            "no --stderr or non-zero --exit-code says what else to play; record the run again"
+        )
     if not recording.is_recording(data.split(b"\n", 1)[0], source=args.transcript):
         if args.realtime:
             raise UsageError(

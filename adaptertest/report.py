@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import json
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -106,8 +107,99 @@ class ClauseResult:
         if self.withheld:
             lines.append(f"  details: {details}")
         # Notes (the live diagnostic, a driver traceback) come after the readable lines.
-        lines.extend(f"  note: {n}" for n in self.notes)
+        lines.extend(f"  note: {n}" for n in compact_notes(self.notes))
         return screen("\n".join(lines))
+
+
+DIAGNOSTIC = "live diagnostic"
+"""How a live probe's diagnostic note starts: ``live diagnostic[ (label)]: {json}``."""
+
+
+def compact_notes(notes: tuple[str, ...]) -> list[str]:
+    """The notes as a failure text shows them: each live diagnostic cut to the fields that
+    explain a failed run (the whole one stays in the JSON report), and diagnostics that
+    read the same folded into one line naming their runs."""
+    shown: dict[str, list[str]] = {}
+    for note in notes:
+        head, _, body = note.partition(": ")
+        if not head.startswith(DIAGNOSTIC):
+            shown.setdefault(note, [])
+            continue
+        try:
+            fields = json.loads(body)
+        except ValueError:
+            shown.setdefault(note, [])
+            continue
+        label = head.removeprefix(DIAGNOSTIC).strip(" ()")
+        line = _diagnostic_line(fields) if isinstance(fields, dict) else body
+        shown.setdefault(line, []).append(label)
+    out: list[str] = []
+    for line, labels in shown.items():
+        if not labels:
+            out.append(line)
+            continue
+        named = ", ".join(label for label in labels if label)
+        where = f" ({named})" if named else ""
+        out.append(f"{DIAGNOSTIC}{where}: {line} (every field: the JSON report)")
+    return out
+
+
+def _size(value: object) -> str:
+    """A digest of provider text: its text when shown, else its size."""
+    if not isinstance(value, dict):
+        return "none"
+    if "text" in value:
+        return repr(value["text"]) if len(str(value["text"])) <= 60 else f"{value['bytes']} bytes"
+    return f"{value.get('bytes', '?')} bytes"
+
+
+def _diagnostic_line(d: dict[str, object]) -> str:
+    parts: list[str] = []
+    if d.get("error_type"):
+        where = f" at {d['error_at']}" if d.get("error_at") else ""
+        parts.append(f"run() raised {d['error_type']}{where}")
+    if d.get("response_present") is False:
+        parts.append("no response")
+        return ", ".join(parts)
+    parts.append(f"exit {d.get('exit')}")
+    signal = d.get("signal")
+    if isinstance(signal, dict) and signal.get("bytes"):
+        parts.append(f"signal {_size(signal)}")
+    if d.get("timed_out"):
+        parts.append("timed out")
+    if d.get("failure"):
+        code = d.get("failure_code")
+        shown = isinstance(code, dict) and "text" in code
+        parts.append(f"failure {_size(code)}" if shown else "a failure")
+    parts.append(f"output {_size(d.get('output'))}")
+    parts.append(f"stdout {_size(d.get('stdout'))}, stderr {_size(d.get('stderr'))}")
+    if d.get("terminal_present"):
+        valid = "" if d.get("terminal_json_valid") else " (not valid JSON)"
+        parts.append(f"terminal line {_size(d.get('terminal_event'))}{valid}")
+    else:
+        parts.append("no terminal line")
+    if not d.get("checkpoint"):
+        parts.append("no checkpoint")
+    elif not d.get("checkpoint_valid"):
+        parts.append("an invalid checkpoint")
+    else:
+        resume = "" if d.get("resume_id_present") else " without a resume id"
+        parts.append(f"a valid checkpoint{resume}")
+    return ", ".join(parts)
+
+
+def parse_labels(given: Sequence[str], option: str = "--label") -> dict[str, str]:
+    """``NAME=VALUE`` texts as labels (later ones win); ValueError names ``option`` and the
+    text that is not one."""
+    labels: dict[str, str] = {}
+    for text in given:
+        name, sep, value = text.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(
+                f"{option} wants NAME=VALUE (such as cli_version=2.1.328), got {text!r}"
+            )
+        labels[name.strip()] = value
+    return labels
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from adaptertest.clauses import CLAUSES
 from adaptertest.report import UNKNOWN_DRIVER, ClauseResult, ClauseStatus, ConformanceReport
 from adaptertest.report_json import run_from_json
 
@@ -112,3 +113,19 @@ def document_to_markdown(doc: Mapping[str, Any], *, title: str | None = None) ->
         return "### adaptertest\n\nNo driver was checked.\n"
     only = title if len(drivers) == 1 else None
     return "\n".join(driver_to_markdown(entry, title=only) for entry in drivers)
+
+
+def clause_table_markdown() -> str:
+    """The catalogue as a Markdown table: ID, mode, title, rule, where it is checked."""
+    rows = [
+        "| ID | mode | title | rule | checked in |",
+        "|---|---|---|---|---|",
+    ]
+    for c in CLAUSES:
+        ident = f"{c.id} (ext.)" if c.extension else c.id
+        rule = c.rule.replace("|", "\\|")
+        rows.append(
+            f"| {ident} | {c.mode.value} | {c.title} | {rule} | `{c.module}` "
+            f"({', '.join(c.probes)}) |"
+        )
+    return "\n".join(rows)

@@ -1,21 +1,38 @@
 """The README and docs/ stay true: generated tables, quick start, CI command, snippets.
 
 Every ``python`` and ``sh`` block in README.md and docs/*.md runs as written (python
-in-process, sh with bash from the repository root), unless the line before it opts out
+in-process, sh with bash from the repository root, ``python`` and the kit's commands
+being those of the interpreter that runs the tests), unless the line before it opts out
 with ``<!-- snippet: not run (why) -->``, for a block that cannot run offline or here.
+A block that downloads (npm, pip, a URL) never runs: the test command stays offline.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from adaptertest._docs import CLAUSES_PAGE, TABLE_END, TABLE_START, clause_table_markdown, main
+from adaptertest._docs import (
+    CLAUSES_PAGE,
+    COMMANDS_END,
+    COMMANDS_PAGE,
+    COMMANDS_START,
+    GENERATED,
+    TABLE_END,
+    TABLE_START,
+    clause_table_markdown,
+    command_parsers,
+    command_reference_markdown,
+    main,
+)
 from adaptertest.options import Options
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,20 +72,65 @@ def _snippets() -> list[Any]:
     return cases
 
 
-@pytest.mark.parametrize(("lang", "code", "where"), _snippets())
-def test_snippet_runs_as_written(lang: str, code: str, where: str) -> None:
-    if lang == "python":
-        exec(compile(code, where, "exec"), {"__name__": "__snippet__"})
-        return
-    done = subprocess.run(
+DOWNLOADS = re.compile(
+    r"\b(?:install-clis|npm (?:install|i|ci)|npx|pip install|pip download|curl|wget|"
+    r"apt-get|git clone|adaptertest sweep)\b|https?://(?!127\.0\.0\.1|localhost)"
+)
+"""What a shell block that fetches from the network says: such a block is never run."""
+
+
+def snippet_env() -> dict[str, str]:
+    """The environment of a shell block: ``python``, ``adaptertest`` and the other
+    commands of the interpreter running the tests come first on ``PATH``, so an
+    unactivated ``.venv/bin/python -m pytest`` runs the blocks with its own install."""
+    bindir = str(Path(sys.executable).parent)
+    return {**os.environ, "PATH": os.pathsep.join([bindir, os.environ.get("PATH", "")])}
+
+
+def run_shell_block(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         ["bash", "-euo", "pipefail", "-c", code],
         cwd=ROOT,
+        env=snippet_env(),
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
+
+
+@pytest.mark.parametrize(("lang", "code", "where"), _snippets())
+def test_snippet_runs_as_written(lang: str, code: str, where: str) -> None:
+    if lang == "python":
+        exec(compile(code, where, "exec"), {"__name__": "__snippet__"})
+        return
+    done = run_shell_block(code)
     assert done.returncode == 0, f"{where}\n{done.stdout}\n{done.stderr}"
+
+
+def test_no_block_that_downloads_is_run() -> None:
+    running = [p for p in _snippets() if not getattr(p, "marks", ())]
+    downloading = [p.values[2] for p in running if DOWNLOADS.search(p.values[1])]
+    assert downloading == [], (
+        f"these docs blocks download and would run in the test command: {downloading}; "
+        "mark each with <!-- snippet: not run (why) -->"
+    )
+
+
+@pytest.mark.parametrize(
+    "block",
+    ["adaptertest install-clis", "python -m pip install -e .", "curl -sSf https://x", "npm i x"],
+)
+def test_the_download_check_knows_a_download(block: str) -> None:
+    assert DOWNLOADS.search(block)
+
+
+def test_shell_blocks_run_with_the_interpreter_running_the_tests() -> None:
+    done = run_shell_block('python -c "import sys; print(sys.prefix)"\ncommand -v adaptertest')
+    assert done.returncode == 0, done.stderr
+    prefix, command = done.stdout.splitlines()
+    assert prefix == sys.prefix
+    assert Path(command).parent == Path(sys.executable).parent
 
 
 def test_every_page_runs_or_says_why_not() -> None:
@@ -98,6 +160,28 @@ def test_the_glossary_defines_the_words_newcomers_meet() -> None:
         assert f"**{word}**" in glossary, word
 
 
+def test_the_glossary_names_every_level_a_report_prints() -> None:
+    from adaptertest.report import Level
+
+    glossary = (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8")
+    level = glossary.split("**level**", 1)[1].split("\n\n", 1)[0]
+    for name in (*(str(member) for member in Level), "none"):
+        assert f"`{name}`" in level, name
+
+
+TEMPLATE_LEVELS = {"cli": "live", "memory": "full"}
+"""The level each template's generated project reaches (test_scaffold.py checks it)."""
+
+
+def test_the_readme_says_the_level_each_template_reaches() -> None:
+    body = " ".join(section("Use it in your project").split())
+    for template, level in TEMPLATE_LEVELS.items():
+        assert f"a `{template}` project at level `{level}`" in body or (
+            f"a `{template}` project at `{level}`" in body
+        ), template
+    assert "at level live as written" not in body
+
+
 def test_links_between_pages_resolve() -> None:
     for page in PAGES:
         text = page.read_text(encoding="utf-8")
@@ -105,24 +189,49 @@ def test_links_between_pages_resolve() -> None:
             assert (page.parent / target).exists(), f"{page.relative_to(ROOT)}: {target}"
 
 
-def test_clause_table_is_the_generated_one() -> None:
-    page = (ROOT / CLAUSES_PAGE).read_text(encoding="utf-8")
-    assert page.count(TABLE_START) == 1
-    assert page.count(TABLE_END) == 1
-    table = page.split(TABLE_START, 1)[1].split(TABLE_END, 1)[0]
-    assert table.strip("\n") == clause_table_markdown(), (
-        "docs/clauses.md is stale: run python -m adaptertest._docs"
-    )
+@pytest.mark.parametrize(
+    ("relative", "start", "end", "generate"),
+    [(relative, start, end, generate) for relative, start, end, generate, _ in GENERATED],
+    ids=[what.replace(" ", "-") for *_, what in GENERATED],
+)
+def test_generated_blocks_are_current(
+    relative: str, start: str, end: str, generate: Callable[[], str]
+) -> None:
+    """The clause table (docs/clauses.md) and the command reference (docs/cli.md)."""
+    page = (ROOT / relative).read_text(encoding="utf-8")
+    assert page.count(start) == 1
+    assert page.count(end) == 1
+    block = page.split(start, 1)[1].split(end, 1)[0]
+    assert block.strip("\n") == generate(), f"{relative} is stale: run python -m adaptertest._docs"
 
 
 def test_the_generator_rewrites_a_stale_table(tmp_path: Path) -> None:
     page = tmp_path / CLAUSES_PAGE
     page.parent.mkdir()
     page.write_text(f"# Clauses\n\n{TABLE_START}\n| old |\n{TABLE_END}\n", encoding="utf-8")
+    commands = tmp_path / COMMANDS_PAGE
+    commands.write_text(f"# CLI\n\n{COMMANDS_START}\nold\n{COMMANDS_END}\n", encoding="utf-8")
     assert main([str(tmp_path)]) == 0
     assert clause_table_markdown() in page.read_text(encoding="utf-8")
+    assert command_reference_markdown() in commands.read_text(encoding="utf-8")
     page.write_text("no markers\n", encoding="utf-8")
     assert main([str(tmp_path)]) == 2
+
+
+def test_the_command_page_covers_every_command_and_option() -> None:
+    from adaptertest.cli import build_parser
+
+    page = (ROOT / COMMANDS_PAGE).read_text(encoding="utf-8")
+    commands = command_parsers(build_parser())
+    assert {"check", "clauses", "record", "replay", "new", "install-clis", "matrix"} <= set(
+        commands
+    )
+    for name, command in commands.items():
+        assert f"### `adaptertest {name}`" in page, name
+        for action in command._actions:
+            for flag in action.option_strings:
+                if flag not in ("-h", "--help"):
+                    assert f"`{flag}" in page or f"| {flag}" in page, (name, flag)
 
 
 def test_token_deltas_are_documented() -> None:

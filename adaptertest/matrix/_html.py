@@ -45,13 +45,18 @@ th.run { width: 9em; vertical-align: top; font-weight: normal; overflow-wrap: an
 th.run .t { font-weight: 600; }
 th.run .level { display: inline-block; margin-top: 2px; padding: 0 4px; border-radius: 3px;
   background: #ddf4ff; }
+th.run .fact { font-size: 12px; color: #57606a; }
 td.cell { text-align: center; cursor: pointer; overflow: hidden; white-space: nowrap; }
 td.cell.selected { outline: 2px solid #0969da; outline-offset: -2px; }
 tr.family th { text-align: left; background: #f6f8fa; }
 .passed { color: var(--pass); } .failed { color: var(--fail); font-weight: 700; }
 .skipped, .absent { color: var(--skip); } .xfailed, .xpassed { color: var(--known); }
 tr.hidden { display: none; }
-#panel, #diff { margin-top: 12px; border: 1px solid var(--line); padding: 8px; max-width: 100%; }
+#diff { margin: 0 0 12px; border: 1px solid var(--line); padding: 8px; max-width: 100%; }
+#panel { position: fixed; top: 12px; right: 12px; width: min(40em, 45vw);
+  max-height: calc(100vh - 24px); overflow: auto; background: #fff; z-index: 2;
+  border: 1px solid var(--line); padding: 8px; box-shadow: 0 4px 16px rgba(0,0,0,.2); }
+#panel .close { float: right; }
 #panel pre, #diff pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: 4px 0 0; }
 #diff table { table-layout: auto; width: 100%; }
 #diff td { overflow-wrap: anywhere; vertical-align: top; }
@@ -67,9 +72,12 @@ _SCRIPT = """
     const head = data.rows[row].clause + ' · ' + data.columns[col].title + ' ('
       + data.columns[col].subtitle + '): ' + cell.status;
     panel.replaceChildren();
+    const close = document.createElement('button');
+    close.type = 'button'; close.className = 'close'; close.textContent = 'close';
+    close.addEventListener('click', () => { panel.hidden = true; });
     const h = document.createElement('div'); h.className = 'head'; h.textContent = head;
     const pre = document.createElement('pre'); pre.textContent = cell.message || '(no message)';
-    panel.append(h, pre); panel.hidden = false;
+    panel.append(close, h, pre); panel.hidden = false; panel.scrollTop = 0;
     document.querySelectorAll('td.cell.selected').forEach(el => el.classList.remove('selected'));
     const td = document.querySelector('td.cell[data-row="' + row + '"][data-col="' + col + '"]');
     if (td) td.classList.add('selected');
@@ -79,10 +87,18 @@ _SCRIPT = """
     td.addEventListener('click', open);
     td.addEventListener('keydown', e => { if (e.key === 'Enter' || e.key === ' ') open(); });
   });
+  document.addEventListener('keydown', e => { if (e.key === 'Escape') panel.hidden = true; });
   const only = document.getElementById('only-differing');
+  const skips = document.getElementById('count-skips');
+  const notRun = s => s === 'skipped' || s === 'absent';
+  const differ = (x, y) => x !== y && (skips.checked || !(notRun(x) || notRun(y)));
   function filter() {
+    const key = skips.checked ? 'differsSkips' : 'differs';
+    const rows = Array.from(document.querySelectorAll('tr.clause-row'));
+    document.getElementById('differing-count').textContent =
+      rows.filter(tr => tr.dataset[key] === '1').length;
     document.querySelectorAll('tr.clause-row').forEach(tr => {
-      tr.classList.toggle('hidden', only.checked && tr.dataset.differs !== '1');
+      tr.classList.toggle('hidden', only.checked && tr.dataset[key] !== '1');
     });
     document.querySelectorAll('tr.family').forEach(tr => {
       const rows = document.querySelectorAll(
@@ -98,7 +114,7 @@ _SCRIPT = """
     const i = Number(a.value), j = Number(b.value);
     out.replaceChildren();
     const head = document.createElement('div');
-    const changed = data.rows.filter(r => r.cells[i].status !== r.cells[j].status);
+    const changed = data.rows.filter(r => differ(r.cells[i].status, r.cells[j].status));
     const name = k => data.columns[k].title + ' ' + data.columns[k].subtitle;
     head.textContent = changed.length + ' clause(s) differ from "' + name(i) + '" to "'
       + name(j) + '"';
@@ -121,6 +137,7 @@ _SCRIPT = """
     out.hidden = false;
   }
   document.getElementById('diff-go').addEventListener('click', diff);
+  skips.addEventListener('change', () => { filter(); if (!out.hidden) diff(); });
 })();
 """
 
@@ -153,13 +170,15 @@ def render_html(matrix: Matrix, *, title: str = "adaptertest conformance matrix"
     for index, col in enumerate(matrix.columns):
         version = f" {col.driver_version}" if col.driver_version else ""
         tooltip = f"{col.name} · kit {col.kit_version} · {col.source}"
+        facts = matrix.head_facts(index)
         head_cells.append(
             f'<th class="run" data-col="{index}" title="{e(visible(tooltip))}">'
             f'<div class="t">{e(visible(col.title + version))}</div>'
             f'<div class="sub">{e(visible(col.subtitle))}</div>'
-            f'<div class="level" data-level="{e(col.level_text)}">{e(col.level_text)}</div></th>'
+            + "".join(f'<div class="fact">{e(visible(fact))}</div>' for fact in facts)
+            + f'<div class="level" data-level="{e(col.level_text)}">{e(col.level_text)}</div></th>'
         )
-        label = f"{index + 1}. {col.title} {col.subtitle}".strip()
+        label = " ".join([f"{index + 1}.", col.title, col.subtitle, *facts]).strip()
         options.append(f'<option value="{index}">{e(visible(label))}</option>')
     body = []
     width = len(matrix.columns) + 1
@@ -179,9 +198,11 @@ def render_html(matrix: Matrix, *, title: str = "adaptertest conformance matrix"
                     f"{_SYMBOL[cell.status]}</td>"
                 )
             differs = "1" if matrix.differs(i) else "0"
+            with_skips = "1" if matrix.differs(i, skips=True) else "0"
             body.append(
                 f'<tr class="clause-row" data-clause="{e(row.clause)}" data-family="{e(family)}" '
-                f'data-differs="{differs}"><td class="clause" title="{e(row.title)}">'
+                f'data-differs="{differs}" data-differs-skips="{with_skips}">'
+                f'<td class="clause" title="{e(row.title)}">'
                 f"<b>{e(row.clause)}</b> {e(row.title)}</td>{''.join(cells)}</tr>"
             )
     second = 1 if len(matrix.columns) > 1 else 0
@@ -198,17 +219,18 @@ def render_html(matrix: Matrix, *, title: str = "adaptertest conformance matrix"
 <div class="legend">{legend} <span class="absent">· not in the report</span></div>
 <div class="controls">
 <label><input type="checkbox" id="only-differing"> only rows that differ
-({len(matrix.differing)})</label>
+(<span id="differing-count">{len(matrix.differing)}</span>)</label>
+<label><input type="checkbox" id="count-skips"> count skipped vs run as a difference</label>
 <span>compare <select id="diff-a">{"".join(options)}</select> with
 <select id="diff-b">{"".join(options_b)}</select>
 <button type="button" id="diff-go">diff</button></span>
 </div>
+<div id="diff" hidden></div>
 <div class="wrap"><table id="matrix">
 <thead><tr><th class="clause">clause</th>{"".join(head_cells)}</tr></thead>
 <tbody>
 {chr(10).join(body)}
 </tbody></table></div>
-<div id="diff" hidden></div>
 <div id="panel" hidden></div>
 <script type="application/json" id="matrix-data">{_data(matrix)}</script>
 <script>{_SCRIPT}</script>

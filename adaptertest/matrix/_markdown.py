@@ -25,14 +25,23 @@ def render_markdown(
     view); the heading says how many rows that leaves out."""
     columns = matrix.columns
     heads = [
-        md_cell(visible(" ".join(p for p in (c.title, c.subtitle and f"({c.subtitle})") if p)))
-        for c in columns
+        md_cell(
+            visible(
+                " ".join(
+                    p
+                    for p in (c.title, c.subtitle and f"({c.subtitle})", *matrix.head_facts(j))
+                    if p
+                )
+            )
+        )
+        for j, c in enumerate(columns)
     ]
     lines = [
         f"### {md_cell(title)}",
         "",
         f"{len(columns)} run(s), {len(matrix.rows)} clauses, "
-        f"{len(matrix.differing)} on which they differ.",
+        f"{len(matrix.differing)} on which the runs that judged them differ"
+        f" ({len(matrix.differing_with_skips)} counting skipped against run).",
         "",
         "| clause | " + " | ".join(heads) + " |",
         "|---|" + "---|" * len(columns),

@@ -20,6 +20,10 @@ from adaptertest.report_json import run_from_json
 STATUSES = ("passed", "failed", "skipped", "xfailed", "xpassed", "absent")
 """Cell statuses; ``absent`` is a clause the run's report does not have (a partial run or
 an older kit)."""
+NOT_RUN = frozenset({"skipped", "absent"})
+"""Statuses of a clause a run did not judge: by default, no difference from one it did."""
+SHOWN_ELSEWHERE = frozenset({"cli", "cli_version", "supported"})
+"""Labels a column head already shows in its subtitle."""
 
 
 class MatrixError(ValueError):
@@ -75,6 +79,21 @@ class Column:
     def level_text(self) -> str:
         return self.level or "none"
 
+    @property
+    def test_class(self) -> str:
+        """The test class a pytest report's entry came from (its node id's last part)."""
+        return self.name.rpartition("::")[2] if "::" in self.name else ""
+
+    @property
+    def file(self) -> str:
+        """The report file's name, without its folder."""
+        return Path(self.source).name if self.source else ""
+
+    @property
+    def label_texts(self) -> tuple[str, ...]:
+        """``NAME=VALUE`` for each label the subtitle does not show already."""
+        return tuple(f"{k}={v}" for k, v in self.labels.items() if k not in SHOWN_ELSEWHERE)
+
 
 @dataclass(frozen=True, slots=True)
 class Row:
@@ -98,14 +117,34 @@ class Matrix:
     def row_cells(self, index: int) -> tuple[Cell, ...]:
         return self.cells[index]
 
-    def differs(self, index: int) -> bool:
-        """Whether the runs disagree on this clause."""
-        return len({cell.status for cell in self.cells[index]}) > 1
+    def differs(self, index: int, *, skips: bool = False) -> bool:
+        """Whether the runs that judged this clause disagree on it; with ``skips``, a run
+        that skipped it (or whose report lacks it) disagrees with one that judged it."""
+        statuses = {cell.status for cell in self.cells[index]}
+        if not skips:
+            statuses -= NOT_RUN
+        return len(statuses) > 1
 
     @property
     def differing(self) -> tuple[str, ...]:
-        """The clauses on which the runs disagree."""
+        """The clauses on which the runs that judged them disagree."""
         return tuple(r.clause for i, r in enumerate(self.rows) if self.differs(i))
+
+    @property
+    def differing_with_skips(self) -> tuple[str, ...]:
+        """The clauses on which the runs disagree, skipped-versus-judged counted."""
+        return tuple(r.clause for i, r in enumerate(self.rows) if self.differs(i, skips=True))
+
+    def head_facts(self, index: int) -> list[str]:
+        """What tells column ``index`` apart, beyond title and subtitle: its labels, and
+        its test class and report file where those differ between the columns."""
+        column = self.columns[index]
+        facts = list(column.label_texts)
+        if len({c.test_class for c in self.columns}) > 1 and column.test_class:
+            facts.append(f"class {column.test_class}")
+        if len({c.file for c in self.columns}) > 1 and column.file:
+            facts.append(f"file {column.file}")
+        return facts
 
     def families(self) -> list[tuple[str, list[int]]]:
         """Row indexes grouped by family, in catalogue order."""
@@ -114,8 +153,9 @@ class Matrix:
             groups.setdefault(row.family, []).append(index)
         return list(groups.items())
 
-    def diff(self, a: int, b: int) -> list[tuple[Row, Cell, Cell]]:
-        """What changed from column ``a`` to column ``b``: rows whose status differs."""
+    def diff(self, a: int, b: int, *, skips: bool = False) -> list[tuple[Row, Cell, Cell]]:
+        """What changed from column ``a`` to column ``b``: rows both judged whose status
+        differs (with ``skips``, also a row one judged and the other skipped)."""
         for name, value in (("a", a), ("b", b)):
             if not 0 <= value < len(self.columns):
                 raise IndexError(
@@ -125,6 +165,7 @@ class Matrix:
             (row, cells[a], cells[b])
             for row, cells in zip(self.rows, self.cells, strict=True)
             if cells[a].status != cells[b].status
+            and (skips or not {cells[a].status, cells[b].status} & NOT_RUN)
         ]
 
 
@@ -227,9 +268,11 @@ def summary(matrix: Matrix) -> dict[str, Any]:
                 "level": c.level,
                 "counts": dict(c.counts),
                 "labels": dict(c.labels),
+                "test_class": c.test_class,
                 "source": c.source,
+                "head": [c.title, c.subtitle, *matrix.head_facts(j)],
             }
-            for c in matrix.columns
+            for j, c in enumerate(matrix.columns)
         ],
         "rows": [
             {
@@ -237,10 +280,12 @@ def summary(matrix: Matrix) -> dict[str, Any]:
                 "family": r.family,
                 "title": r.title,
                 "differs": matrix.differs(i),
+                "differs_with_skips": matrix.differs(i, skips=True),
                 "statuses": [cell.status for cell in matrix.cells[i]],
                 "headlines": [cell.headline for cell in matrix.cells[i]],
             }
             for i, r in enumerate(matrix.rows)
         ],
         "differing": list(matrix.differing),
+        "differing_with_skips": list(matrix.differing_with_skips),
     }

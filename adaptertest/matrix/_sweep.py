@@ -32,11 +32,11 @@ from typing import Any
 from adaptertest.matrix._html import render_html
 from adaptertest.matrix._markdown import render_markdown
 from adaptertest.matrix._model import MatrixError, build, read_report, summary
-from adaptertest.matrix._versions import in_range, last_stable
 from adaptertest.realcli import VERSION_ENV_PREFIX, install, load_lock, prefix_for
 from adaptertest.realcli._lock import env_suffix
 from adaptertest.report import RunInfo
 from adaptertest.report_json import run_from_json, run_to_json
+from driver.clikit._versions import in_range, last_stable
 
 STATE = "sweep.json"
 REPORT_PLACEHOLDER = "{report}"

@@ -21,6 +21,7 @@ from adaptertest.realcli._binding import (
 )
 from adaptertest.realcli._install import (
     BIN_ENV_PREFIX,
+    FOUND_ENV,
     INSTALL_HINT,
     MARKER,
     ROOT_ENV,
@@ -45,6 +46,7 @@ from adaptertest.realcli._lock import DEFAULT_LOCK, CLISpec, LockError, load_loc
 __all__ = [
     "BIN_ENV_PREFIX",
     "DEFAULT_LOCK",
+    "FOUND_ENV",
     "INSTALL_HINT",
     "MARKER",
     "ROOT_ENV",

@@ -5,6 +5,13 @@ is ``node_modules/.bin/<bin>``. An install is complete when the package's own
 ``package.json`` has the version and npm finished (the marker this module writes
 after a successful ``npm install``, or npm's own ``node_modules/.package-lock.json``,
 which npm writes last).
+
+What a process finds is decided once per CLI and kept for the processes it starts: the
+first lookup records its answer in ``$ADAPTERTEST_CLI_FOUND``, and a child (the suite's
+fresh interpreter, a test's subprocess) takes its parent's answer over a lookup of its
+own. A CLI installed while a test run is under way therefore never makes a child see a
+CLI its parent did not (or the other way round); :func:`install` records what it
+installed.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from adaptertest.realcli._lock import CLISpec, LockError, check_version, env_suf
 
 __all__ = [
     "BIN_ENV_PREFIX",
+    "FOUND_ENV",
     "INSTALL_HINT",
     "MARKER",
     "ROOT_ENV",
@@ -51,6 +59,9 @@ MARKER = ".adaptertest-installed.json"
 """Written into the prefix once ``npm install`` succeeded: the package and version."""
 INSTALL_HINT = "adaptertest install-clis"
 """The command that installs the locked CLIs (skip reasons name it)."""
+FOUND_ENV = "ADAPTERTEST_CLI_FOUND"
+"""What this process and its parents found, by CLI: ``{key: {"pid": ..., "binary": ...}}``
+(JSON; ``binary`` is empty for none). Child processes inherit their parent's answers."""
 STDERR_TAIL = 1500
 """Characters of npm's stderr quoted when an install fails."""
 
@@ -144,6 +155,7 @@ def npm_command(spec: CLISpec, prefix: Path, npm: str = "npm") -> list[str]:
         "--prefix",
         str(prefix),
         f"{spec.package}@{spec.version}",
+        "--save-exact",
         "--no-audit",
         "--no-fund",
     ]
@@ -172,7 +184,10 @@ def install(
         raise LockError(f"a version was given for {', '.join(stray)}, which is not installed")
     # Every name and version is checked before npm runs once.
     specs = [resolve_spec(name, lock=lock, version=overrides.get(name)) for name in wanted]
-    return {spec.name: _install_one(spec, root) for spec in specs}
+    binaries = {spec.name: _install_one(spec, root) for spec in specs}
+    for spec in specs:  # this process and those it starts now find what it installed
+        _record(_found_key(spec.name, spec.version, root, ""), binaries[spec.name], force=True)
+    return binaries
 
 
 def _install_one(spec: CLISpec, root: str | os.PathLike[str] | None) -> Path:
@@ -256,11 +271,52 @@ def locate(
     locked version's (or ``$ADAPTERTEST_CLI_VERSION_<NAME>``'s) complete install; None
     when there is none. A bad lock, name or version raises :class:`LockError`."""
     _, override = _override(name)
-    if override:
+    spec = None if override else resolve_spec(name, lock=lock)
+    key = _found_key(name, spec.version if spec is not None else "", root, override)
+    inherited = _inherited(key)
+    if inherited is not None:
+        return Path(inherited) if inherited else None
+    found: Path | None
+    if spec is None:
         path = Path(override).expanduser()
-        return path if path.is_file() else None
-    spec = resolve_spec(name, lock=lock)
-    return binary_path(spec, root) if is_installed(spec, root) else None
+        found = path if path.is_file() else None
+    else:
+        found = binary_path(spec, root) if is_installed(spec, root) else None
+    _record(key, found)
+    return found
+
+
+def _found_key(name: str, version: str, root: str | os.PathLike[str] | None, override: str) -> str:
+    return json.dumps([name, version, str(cli_root(root)), override])
+
+
+def _found() -> dict[str, dict[str, object]]:
+    try:
+        data = json.loads(os.environ.get(FOUND_ENV, "") or "{}")
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _inherited(key: str) -> str | None:
+    """A parent process's answer for ``key`` (a binary path, or "" for none); None when
+    no parent looked it up."""
+    entry = _found().get(key)
+    if not isinstance(entry, dict) or entry.get("pid") == os.getpid():
+        return None
+    binary = entry.get("binary")
+    return binary if isinstance(binary, str) else None
+
+
+def _record(key: str, found: Path | None, *, force: bool = False) -> None:
+    """Keep this process's first answer for ``key`` (every answer, with ``force``) for the
+    processes it starts."""
+    found_so_far = _found()
+    entry = found_so_far.get(key)
+    if not force and isinstance(entry, dict) and entry.get("pid") == os.getpid():
+        return
+    found_so_far[key] = {"pid": os.getpid(), "binary": "" if found is None else str(found)}
+    os.environ[FOUND_ENV] = json.dumps(found_so_far, sort_keys=True)
 
 
 def cli_version(

@@ -41,7 +41,7 @@ from driver import (
 from driver.clikit._codec import ResumeCodec
 from driver.clikit._config import CLIConfig, masked_env
 from driver.clikit._emit import RunOutput
-from driver.clikit._probes import cli_config_schema, program_report
+from driver.clikit._probes import cli_config_schema, npm_package_version, program_report
 from driver.clikit._process import TERMINAL_GRACE_SECONDS, StdinWriter
 from driver.clikit._structured import NativeSchema, native_schema, schema_file
 from driver.clikit._turn import StreamParser, run_turn
@@ -91,8 +91,9 @@ class CLIDriver(ABC, Generic[ConfigT]):
     :func:`driver.clikit.run_cli`."""
     supported_cli_versions: ClassVar[str] = ""
     """The CLI releases this driver supports, as a range such as ``">=2.1.323,<2.2"``;
-    empty means undeclared. ``adaptertest sweep --supported MODULE:CLASS`` marks the
-    releases outside it."""
+    empty means undeclared. The environment report (CAP-03) warns, naming both, when the
+    installed release (:meth:`installed_cli_version`) is outside it, and ``adaptertest
+    sweep --supported MODULE:CLASS`` marks the releases outside it."""
 
     terminal_grace: ClassVar[float] = TERMINAL_GRACE_SECONDS
     """Seconds the CLI may keep running after its terminal line (background tasks, MCP
@@ -223,7 +224,20 @@ class CLIDriver(ABC, Generic[ConfigT]):
     async def check_environment(self, config: object | None) -> EnvironmentReport:
         """Report whether the configured program can be found (CAP-03)."""
         program = self._config_for(config).command[0]
-        return program_report(self.driver_type, program, self.install_hint)
+        return program_report(
+            self.driver_type,
+            program,
+            self.install_hint,
+            supported=self.supported_cli_versions,
+            version_of=self.installed_cli_version,
+        )
+
+    def installed_cli_version(self, binary: str) -> str | None:
+        """The release of the CLI at ``binary``, for the environment report's comparison
+        with :attr:`supported_cli_versions`: by default the version of the npm package
+        that provides it (nothing is executed); None when unknown. Override it for a CLI
+        that is not installed with npm."""
+        return npm_package_version(binary)
 
     async def config_schema(self, config: object | None) -> ConfigSchema | None:
         """Return the descriptor's static schema (CAP-08)."""

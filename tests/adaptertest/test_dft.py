@@ -523,3 +523,20 @@ def test_a_raising_run_names_where_it_raised_and_withholds_its_message(show: boo
     assert ("provider canary 7f3e" in message) is show
     if not show:
         assert "<withheld: 20 chars, sha256:" in message
+
+
+def test_two_long_texts_are_shown_where_they_differ() -> None:
+    """Two outputs alike for their first 60 characters are shown from where they part,
+    not cut at the same length (which would print them equal)."""
+    common = '{"type": "result", "status": "success", "session_id": "7d1e4a90-2c5b-4f8e"'
+    expected = {"response": {"output": common + ', "text": "OK"}'}}
+    got = {"response": {"output": common + ', "": null, "text": "OK"}'}}
+    (line,) = result_differences(expected, got, show=True)
+    at = len(common) + len(', "')  # where '"": null' and '"text"' part
+    assert line.startswith(f"response.output differs from character {at} on (")
+    shown_got, _, shown_expected = line.partition(": ")[2].partition(", expected ")
+    assert shown_got != shown_expected
+    assert '"": null' in shown_got
+    assert '"text": "OK"' in shown_expected
+    withheld = result_differences(expected, got, show=False)
+    assert withheld == ["response.output is a text (withheld), expected a text (withheld)"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 
@@ -17,6 +18,7 @@ from adaptertest.liv import (
     verify_live_success,
     verify_session_profile_fingerprint,
 )
+from adaptertest.report import ClauseResult, ClauseStatus
 from driver.errors import RunError
 from driver.output import StructuredOutput, StructuredOutputSource
 from driver.run import (
@@ -317,3 +319,65 @@ def test_diagnostic_of_a_bare_response_is_json_ready() -> None:
     assert diag["structured_present"] is False
     assert "probe_value_matches" not in diag
     json.dumps(diag)
+
+
+def _raised(error: BaseException, cause: BaseException) -> BaseException:
+    try:
+        raise error from cause
+    except BaseException as raised:  # noqa: BLE001 - the exception itself is the value
+        return raised
+
+
+@pytest.mark.parametrize(
+    ("cause", "shown"),
+    [
+        (FileNotFoundError(errno.ENOENT, "No such file or directory", "acme"), True),
+        (PermissionError(errno.EACCES, "Permission denied", "/opt/acme"), True),
+        (ConnectionRefusedError(errno.ECONNREFUSED, "Connection refused"), False),
+    ],
+    ids=["not-found", "not-executable", "network"],
+)
+def test_a_program_that_cannot_start_is_named_without_details(cause: OSError, shown: bool) -> None:
+    """The OS refusing to execute the CLI (a RunError raised from it, as driver.clikit
+    raises it) is no provider text: LIV-01 says so plainly."""
+    message = f"cannot start {cause.filename}: {cause.strerror}"
+    failure = RunFailure(code=FailureCode.AGENT_ERROR, message=message)
+    response = Response(failure=failure)
+    error = _raised(RunError(message, response=response), cause)
+    (violation,) = verify_live_success(response, error)
+    text = violation.text(show=False)
+    if shown:
+        assert f"cannot start {cause.filename}: {cause.strerror}" in text
+        assert "<withheld" not in text
+        assert "failure 'agent_error': the same" in text
+    else:
+        assert "<withheld" in text
+        assert "Connection refused" not in text
+
+
+def test_a_failure_text_shows_the_diagnostic_in_one_short_line() -> None:
+    """The ~1.5 KB diagnostic stays whole in the result's notes (the JSON report); the
+    failure text shows the fields that explain a failed run, once for identical runs."""
+    failure = RunFailure(code=FailureCode.AGENT_ERROR, message="quota exhausted")
+    raw = RawStreams(stdout=b'{"type":"result"}\n' * 40, stderr=b"boom\n")
+    response = Response(exit_code=3, failure=failure, raw_streams=raw)
+    whole = json.dumps(live_diagnostic(response, None, structured=False), sort_keys=True)
+    notes = (f"live diagnostic (run 1): {whole}", f"live diagnostic (run 2): {whole}", "other")
+    result = ClauseResult("CON-01", ClauseStatus.FAILED, ("CON-01: run 1: bad",), notes=notes)
+    lines = [line for line in result.describe().splitlines() if "live diagnostic" in line]
+    assert len(lines) == 1
+    (line,) = lines
+    assert line.startswith("  note: live diagnostic (run 1, run 2): exit 3, a failure, ")
+    assert "stdout 720 bytes, stderr 5 bytes" in line
+    assert "no terminal line, no checkpoint" in line
+    assert "{" not in line
+    assert len(line) < 200 < len(whole)
+    assert "  note: other" in result.describe()
+    assert result.notes == notes  # the JSON report keeps every field
+
+
+def test_an_os_error_the_driver_raises_itself_stays_withheld() -> None:
+    error = _raised(FileNotFoundError(errno.ENOENT, "No such file or directory", "x"), KeyError())
+    (violation,) = verify_live_success(None, error)
+    assert "<withheld" in violation.text(show=False)
+    assert "No such file" not in violation.text(show=False)

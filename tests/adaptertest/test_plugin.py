@@ -232,3 +232,44 @@ def test_an_unwritable_markdown_file_is_reported(pytester: pytest.Pytester) -> N
     result = run(pytester, "-k", "TestReference and DRV-01", "--adaptertest-markdown=taken/x.md")
     result.assert_outcomes(passed=1, deselected=3 * len(CLAUSE_BY_ID) - 1)
     result.stdout.fnmatch_lines(["adaptertest: cannot write *taken/x.md*"])
+
+
+LABELLED_FILE = """
+import adaptertest
+from adaptertest import Options
+from referencedriver import ReferenceConfig, new_reference_driver
+
+TestLabelled = adaptertest.test_driver(
+    new_reference_driver,
+    Options(config=ReferenceConfig(), labels={"cli": "ref", "variant": "from-the-class"}),
+)
+"""
+
+
+def test_labels_from_the_ini_file_and_the_command_line(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_user=LABELLED_FILE)
+    pytester.makeini("[pytest]\nadaptertest_labels =\n    host=ci\n    variant=from-the-ini\n")
+    result = run(
+        pytester,
+        "-k",
+        "DRV",
+        "--adaptertest-report=report.json",
+        "--adaptertest-label",
+        "cli_version=1.2.3",
+        "--adaptertest-label=host=laptop",
+    )
+    result.assert_outcomes(passed=sum(1 for c in CLAUSE_BY_ID.values() if c.family == "DRV"))
+    (entry,) = load_report(pytester.path / "report.json")["drivers"]
+    assert entry["run"]["labels"] == {
+        "cli": "ref",
+        "variant": "from-the-class",  # the class's own label wins over the ini file
+        "host": "laptop",  # the command line wins over both
+        "cli_version": "1.2.3",
+    }
+
+
+def test_a_label_that_is_not_name_equals_value_stops_the_run(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_plain=PLAIN_FILE)
+    result = run(pytester, "--adaptertest-label", "no-equals-sign")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--adaptertest-label wants NAME=VALUE*'no-equals-sign'*"])

@@ -7,6 +7,8 @@ or the machine's CLI cache.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -33,9 +35,12 @@ if os.environ.get("FAKE_NPM_FAIL"):
     sys.stderr.write("npm ERR! code E404\\nnpm ERR! 404 Not Found - GET registry/acme\\n")
     sys.exit(1)
 time.sleep(float(os.environ.get("FAKE_NPM_SECONDS", "0")))
-assert args[:2] == ["install", "--prefix"] and args[4:] == ["--no-audit", "--no-fund"], args
+flags = ["--save-exact", "--no-audit", "--no-fund"]
+assert args[:2] == ["install", "--prefix"] and args[4:] == flags, args
 prefix, spec = Path(args[2]), args[3]
 package, _, version = spec.rpartition("@")
+saved = version if "--save-exact" in args else "^" + version  # as npm saves it
+(prefix / "package.json").write_text(json.dumps({{"dependencies": {{package: saved}}}}))
 modules = prefix / "node_modules"
 (modules / package).mkdir(parents=True, exist_ok=True)
 (modules / package / "package.json").write_text(
@@ -153,7 +158,15 @@ def test_install_runs_npm_once_per_prefix_and_reuses_a_complete_install(
     prefix = root / "toy-1.2.3"
     assert first == {"toy": prefix / "node_modules" / ".bin" / "toy"}
     assert npm_calls(tmp_path) == [
-        ["install", "--prefix", str(prefix), "@acme/toy-cli@1.2.3", "--no-audit", "--no-fund"]
+        [
+            "install",
+            "--prefix",
+            str(prefix),
+            "@acme/toy-cli@1.2.3",
+            "--save-exact",
+            "--no-audit",
+            "--no-fund",
+        ]
     ]
     assert json.loads((prefix / realcli.MARKER).read_text()) == {
         "package": "@acme/toy-cli",
@@ -271,7 +284,59 @@ def test_the_root_and_version_overrides(
     )
 
 
+def test_the_prefix_pins_the_exact_version(tmp_path: Path, lock_file: Path, fake_bin: Path) -> None:
+    root = tmp_path / "clis"
+    realcli.install(["toy"], root=root, lock=lock_file)
+    spec = realcli.resolve_spec("toy", lock=lock_file)
+    saved = json.loads((realcli.prefix_for(spec, root) / "package.json").read_text())
+    assert saved == {"dependencies": {"@acme/toy-cli": "1.2.3"}}
+
+
 # -- finding and skipping -----------------------------------------------------------------
+
+
+LOCATE_IN_A_CHILD = """
+import sys
+from adaptertest import realcli
+print(realcli.locate("toy", root=sys.argv[1], lock=sys.argv[2]) or "")
+"""
+
+
+def test_a_child_process_finds_what_its_parent_found(
+    tmp_path: Path, lock_file: Path, fake_bin: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A CLI installed by another process while this one runs (another test's install)
+    does not make a child of this process (the suite's fresh interpreter) see a CLI this
+    process did not: the decision is the parent's, not the moment's."""
+    monkeypatch.delenv(realcli.FOUND_ENV, raising=False)
+    root = tmp_path / "clis"
+    assert realcli.skip_reason("toy", root=root, lock=lock_file) is not None
+
+    def python(env: dict[str, str], *args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    def child(env: dict[str, str]) -> str:
+        return python(env, "-c", LOCATE_IN_A_CHILD, str(root), str(lock_file))
+
+    elsewhere = {k: v for k, v in os.environ.items() if k != realcli.FOUND_ENV}
+    install = ["-m", "adaptertest", "install-clis", "toy", "--root", str(root)]
+    python(elsewhere, *install, "--lock", str(lock_file))  # another process installs
+    assert child(dict(os.environ)) == ""  # as its parent found: not installed
+    assert child(elsewhere) == str(
+        realcli.binary_path(realcli.resolve_spec("toy", lock=lock_file), root)
+    )
+    # What this process installs itself, it and its children find.
+    realcli.install(["toy"], root=root, lock=lock_file)
+    assert child(dict(os.environ)) != ""
 
 
 def test_skip_reasons_name_the_installer(

@@ -120,8 +120,10 @@ def test_the_header_lists_what_was_replaced_and_the_file_is_jsonl(tmp_path: Path
         "redactions",
         "marker",
         "duration",
+        "chunks",
     ]
     assert head["adaptertest_recording"] == 1
+    assert head["chunks"] == len(lines) - 2
     assert head["redactions"] == ["env:ACME_API_TOKEN"], "only what was found is listed"
     for line in lines[1:-1]:
         chunk = json.loads(line)

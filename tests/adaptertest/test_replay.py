@@ -236,6 +236,7 @@ def bad_head(**change: object) -> tuple[str, str]:
         (bad_head(exit_code=256), 1, "'exit_code' must"),
         (bad_head(argv="x"), 1, "'argv' must be a list"),
         (bad_head(duration=-1), 1, "'duration' must be finite"),
+        (bad_head(chunks="1"), 1, "'chunks' must be a count"),
         ((json.dumps(GOOD_HEAD), '{"t": 0, "fd": 3, "data": "x"}'), 2, "'fd' must be 1 or 2"),
         ((json.dumps(GOOD_HEAD), '{"t": 0, "fd": true, "data": "x"}'), 2, "got True"),
         ((json.dumps(GOOD_HEAD), '{"t": NaN, "fd": 1, "data": "x"}'), 2, "'t' must be finite"),
@@ -267,6 +268,51 @@ def test_a_bad_recording_is_refused_before_any_output(
     assert out == b""
     assert problem.encode() in err
     assert f"{path}:{line}:".encode() in err
+
+
+@pytest.mark.parametrize("content", [b"", b"\n", b"  \n\n"], ids=["empty", "newline", "blank"])
+def test_an_empty_file_is_an_error_naming_it(
+    tmp_path: Path, content: bytes, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_bytes(content)
+    assert main([str(path)]) == 2
+    out, err = capsysbinary.readouterr()
+    assert out == b""
+    assert f"{path} is empty".encode() in err
+    assert main([str(path), "--exit-code", "0"]) == 2
+
+
+def test_an_empty_transcript_of_a_cli_that_failed_before_printing_replays(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    path = tmp_path / "auth_error.jsonl"
+    path.write_bytes(b"")
+    stderr = tmp_path / "auth_error.stderr.txt"
+    stderr.write_bytes(b"no credentials\n")
+    assert main([str(path), "--exit-code", "41"]) == 41
+    assert main([str(path), "--stderr", str(stderr)]) == 0
+    out, err = capsysbinary.readouterr()
+    assert out == b""
+    assert err == b"no credentials\n"
+
+
+def test_a_recording_cut_at_a_line_boundary_is_an_error_naming_it(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """The stderr chunk at the end is gone, the file still ends with a whole line."""
+    path = write_recording(
+        tmp_path / "run.jsonl", (0.0, 1, b'{"type":"result"}\n'), (0.1, 2, b"warning\n")
+    )
+    assert main([str(path)]) == 0
+    capsysbinary.readouterr()
+    lines = path.read_bytes().split(b"\n")
+    path.write_bytes(b"\n".join(lines[:2]) + b"\n")
+    assert main([str(path)]) == 2
+    out, err = capsysbinary.readouterr()
+    assert out == b""
+    assert f"{path}: the header counts 2 chunk lines, the file has 1".encode() in err
+    assert b"cut short" in err
 
 
 @pytest.mark.parametrize(

@@ -63,15 +63,37 @@ def test_the_kit_install_follows_direct_url(
     assert kit_install_command(text) == command
 
 
-def test_next_steps_and_readme_say_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_next_steps_install_the_kit_and_the_readme_names_no_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The printed steps install the kit from where it came; the README, a committed file,
+    holds no path of this machine and its words fit its two commands."""
     wheel = "python -m pip install '/w/agent_driver_kit-0.1.0-py3-none-any.whl[test,trio]'"
     monkeypatch.setattr(_scaffold, "kit_install_command", lambda: wheel)
     steps = next_steps(Path("acme"))
     assert steps == ["cd acme", wheel, PROJECT_INSTALL]
     for template in ("memory", "cli"):
         readme = render(template, project_names("acme"))["README.md"]
-        assert f"```sh\n{wheel}\n{PROJECT_INSTALL}\n" in readme
-        assert "no package index serves it there" in readme
+        assert "/w/" not in readme
+        (block,) = re.findall(r"```sh\n(.*?)```", readme, re.S)
+        assert block.splitlines() == [
+            PROJECT_INSTALL,
+            "python -m adaptertest check acme:new_acme_driver --live",
+        ]
+        prose = " ".join(readme.split())
+        assert "The first command installs the project" in prose
+        assert "The second command runs the suite" in prose
+        assert "The first line" not in prose
+        assert prose.count("The first ") == 1
+        assert "path/to/checkout[test,trio]" in prose
+
+
+def test_the_cli_readme_says_what_snapshot_update_does_and_when() -> None:
+    prose = " ".join(render("cli", project_names("acme"))["README.md"].split())
+    update = prose[prose.index("--snapshot-update") :]
+    for words in ("rewrites the snapshot", "deletes those no test uses", "review the diff"):
+        assert words in update, words
+    assert "while a clause fails, the update is held back" in update
 
 
 def test_from_an_index_only_the_project_install(monkeypatch: pytest.MonkeyPatch) -> None:

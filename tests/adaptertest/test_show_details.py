@@ -33,7 +33,8 @@ OPTIONS = dataclasses.replace(
 TestMycli = adaptertest.test_driver(lambda: new_mycli_driver(CONFIG), OPTIONS)
 """
 
-CANNOT_START = "cannot start no-such-cli-here: [Errno 2] No such file or directory"
+CANNOT_START = "cannot start no-such-cli-here: No such file or directory"
+"""The OS's own words: no provider text, shown with or without details."""
 NO_TERMINAL = "mycli exited without a result line"
 
 
@@ -79,17 +80,25 @@ def test_replay_failure_says_why_on_its_first_line(
 
 
 def test_withheld_by_default_and_the_hint_names_the_option(pytester: pytest.Pytester) -> None:
-    text = _liv01_failure(pytester, "('no-such-cli-here',)", False)
+    text = _liv01_failure(pytester, NO_RESULT_LINE, False)
     first = text.splitlines()[0]
-    assert CANNOT_START not in text
+    assert NO_TERMINAL not in text
     assert "<withheld: " in first
     assert f"  details: rerun with {SHOW_DETAILS_OPTION} (or {SHOW_DETAILS_ENV}=1)" in text
     assert text.index("  details: ") < text.index("live diagnostic")
 
 
+def test_a_cli_that_cannot_start_is_named_without_details(pytester: pytest.Pytester) -> None:
+    """The OS refusing to run the program is no provider text: it shows plainly."""
+    text = _liv01_failure(pytester, "('no-such-cli-here',)", False)
+    first = text.splitlines()[0]
+    assert CANNOT_START in first
+    assert "<withheld" not in first
+
+
 def test_the_option_shows_details(pytester: pytest.Pytester) -> None:
-    text = _liv01_failure(pytester, "('no-such-cli-here',)", False, SHOW_DETAILS_OPTION)
-    assert CANNOT_START in text.splitlines()[0]
+    text = _liv01_failure(pytester, NO_RESULT_LINE, False, SHOW_DETAILS_OPTION)
+    assert NO_TERMINAL in text.splitlines()[0]
 
 
 @pytest.mark.parametrize(("value", "shown"), [("1", True), ("0", False)])
@@ -97,6 +106,6 @@ def test_the_environment_variable_shows_details(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, value: str, shown: bool
 ) -> None:
     monkeypatch.setenv(SHOW_DETAILS_ENV, value)
-    text = _liv01_failure(pytester, "('no-such-cli-here',)", False)
-    assert (CANNOT_START in text.splitlines()[0]) is shown
-    assert (CANNOT_START in text) is shown
+    text = _liv01_failure(pytester, NO_RESULT_LINE, False)
+    assert (NO_TERMINAL in text.splitlines()[0]) is shown
+    assert (NO_TERMINAL in text) is shown

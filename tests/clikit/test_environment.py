@@ -192,3 +192,71 @@ def test_the_environment_guide_snippets_run() -> None:
     assert snippets
     for snippet in snippets:
         exec(compile(snippet, str(guide), "exec"), {"__name__": "cli_environment_guide"})
+
+
+# -- the installed release against supported_cli_versions (CAP-03) ------------------------
+
+
+class RangedDriver(EnvDriver):
+    supported_cli_versions = ">=2.0,<3"
+
+
+def npm_cli(root: Path, version: str) -> Path:
+    """An npm-style install: the package's script, linked from ``node_modules/.bin``."""
+    package = root / "node_modules" / "acme-cli"
+    package.mkdir(parents=True)
+    (package / "package.json").write_text(
+        json.dumps({"name": "acme-cli", "version": version, "bin": {"acme": "bin/cli.js"}})
+    )
+    (package / "bin").mkdir()
+    script = package / "bin" / "cli.js"
+    script.write_text("#!/bin/sh\nexit 0\n")
+    script.chmod(0o755)
+    link = root / "node_modules" / ".bin" / "acme"
+    link.parent.mkdir()
+    link.symlink_to(script)
+    return link
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("version", "status", "level"),
+    [("1.9.0", "warn", "warn"), ("2.4.1", "pass", "pass"), ("3.0.0", "warn", "warn")],
+)
+async def test_the_environment_report_compares_the_installed_release_with_the_range(
+    tmp_path: Path, version: str, status: str, level: str
+) -> None:
+    binary = npm_cli(tmp_path, version)
+    report = await RangedDriver().check_environment(EnvConfig(command=(str(binary),)))
+    assert len(report.checks) == 2
+    assert report.checks[0].code == "cli_found"
+    release = report.checks[1]
+    assert (str(report.status), release.level) == (status, level)
+    assert version in release.message
+    assert "'>=2.0,<3'" in release.message
+    assert report.healthy is (status == "pass")
+    if status == "warn":
+        assert release.code == "cli_version_unsupported"
+        assert report.summary == release.message
+
+
+@pytest.mark.anyio
+async def test_no_range_or_no_known_release_adds_no_version_check(tmp_path: Path) -> None:
+    binary = npm_cli(tmp_path, "1.0.0")
+    undeclared = await EnvDriver().check_environment(EnvConfig(command=(str(binary),)))
+    assert [c.code for c in undeclared.checks] == ["cli_found"]
+    not_npm = await RangedDriver().check_environment(EnvConfig(command=(sys.executable,)))
+    assert [c.code for c in not_npm.checks] == ["cli_found"]
+    assert str(not_npm.status) == "pass"
+
+
+def test_the_suite_takes_a_version_warning_as_a_clean_report(tmp_path: Path) -> None:
+    """CAP-03 allows warn: the driver says what it found, the clause still holds."""
+    import adaptertest
+
+    binary = npm_cli(tmp_path, "1.0.0")
+    config = EnvConfig(command=(str(binary),))
+    report = adaptertest.check_driver(
+        lambda: RangedDriver(config), adaptertest.Options(config=config), only=["CAP-03"]
+    )
+    assert report.result("CAP-03").status is adaptertest.ClauseStatus.PASSED

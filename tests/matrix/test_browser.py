@@ -2,11 +2,14 @@
 
 Playwright's wheel carries its own driver and waits for elements by itself, so no
 separate chromedriver has to match the browser; it drives the system's Chromium
-(Debian's ``chromium`` package) through ``executable_path``.
+(Debian's ``chromium`` package) through ``executable_path``. Every page opens in a
+1280x800 window, a laptop's, where a 75-row table is taller than the screen.
 """
 
 from __future__ import annotations
 
+import copy
+import json
 import os
 import shutil
 from collections.abc import Iterator
@@ -17,6 +20,7 @@ import pytest
 
 from adaptertest.matrix import load, render_html
 
+VIEWPORT = {"width": 1280, "height": 800}
 INSTALL = "apt-get install -y chromium (and python -m pip install -e '.[dev]' for playwright)"
 _FLAGS = [
     "--no-sandbox",
@@ -51,7 +55,7 @@ def browser() -> Iterator[Any]:
 def page(browser: Any, report_files: list[Path], tmp_path: Path) -> Iterator[Any]:
     html = tmp_path / "matrix.html"
     html.write_text(render_html(load(report_files)), "utf-8")
-    context = browser.new_context(viewport={"width": 1200, "height": 900}, offline=True)
+    context = browser.new_context(viewport=VIEWPORT, offline=True)
     opened = context.new_page()
     opened.goto(html.as_uri())
     try:
@@ -93,11 +97,108 @@ def test_diff_of_two_chosen_columns(page: Any) -> None:
     page.select_option("#diff-b", "1")
     page.click("#diff-go")
     clauses = page.locator("#diff tr.diff-row").evaluate_all("rs => rs.map(r => r.dataset.clause)")
+    assert clauses == ["EVT-03"]  # SES-04 only went from run to skipped
+    assert "1 clause(s) differ" in page.locator("#diff").inner_text()
+    page.check("#count-skips")  # the diff follows the choice
+    clauses = page.locator("#diff tr.diff-row").evaluate_all("rs => rs.map(r => r.dataset.clause)")
     assert sorted(clauses) == ["EVT-03", "SES-04"]
     assert "2 clause(s) differ" in page.locator("#diff").inner_text()
     page.select_option("#diff-b", "0")
     page.click("#diff-go")
     assert page.locator("#diff tr.diff-row").count() == 0
+
+
+def in_view(locator: Any) -> bool:
+    """Whether the element is shown and wholly inside the window as it is scrolled now."""
+    return bool(
+        locator.evaluate(
+            "e => { const r = e.getBoundingClientRect(); return r.height > 0 && r.top >= 0"
+            " && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth; }"
+        )
+    )
+
+
+def test_skipped_against_run_is_no_difference_unless_asked(
+    page: Any, report_files: list[Path]
+) -> None:
+    matrix = load(report_files)
+    assert len(matrix.differing) < len(matrix.differing_with_skips)
+    count = page.locator("#differing-count")
+    assert count.inner_text() == str(len(matrix.differing))
+    page.check("#only-differing")
+    shown = page.locator("tr.clause-row").evaluate_all(
+        "rs => rs.filter(r => r.offsetParent !== null).map(r => r.dataset.clause)"
+    )
+    assert shown == list(matrix.differing) == ["EVT-03"]
+    page.check("#count-skips")
+    assert count.inner_text() == str(len(matrix.differing_with_skips))
+    shown = page.locator("tr.clause-row").evaluate_all(
+        "rs => rs.filter(r => r.offsetParent !== null).map(r => r.dataset.clause)"
+    )
+    assert shown == list(matrix.differing_with_skips)
+
+
+def test_a_click_far_down_the_table_shows_its_messages_in_the_window(page: Any) -> None:
+    rows = page.locator("tr.clause-row")
+    assert page.evaluate("() => document.documentElement.scrollHeight > innerHeight")
+    last = rows.nth(rows.count() - 1).locator("td.cell").nth(1)
+    last.scroll_into_view_if_needed()
+    last.click()
+    panel = page.locator("#panel")
+    assert panel.is_visible()
+    assert in_view(panel)
+    assert last.get_attribute("data-row") is not None
+    # Again at the top, for a cell the panel does not cover.
+    page.evaluate("() => window.scrollTo(0, 0)")
+    page.locator('tr[data-clause="EVT-03"] td.cell').nth(1).click()
+    assert in_view(panel)
+    assert "EVT-03" in panel.inner_text()
+    page.keyboard.press("Escape")
+    assert panel.is_hidden()
+
+
+def test_the_diff_shows_where_its_button_is(page: Any) -> None:
+    page.click("#diff-go")
+    diff = page.locator("#diff")
+    assert diff.is_visible()
+    top = diff.evaluate("d => d.getBoundingClientRect().top")
+    assert 0 <= top < page.evaluate("() => innerHeight") / 2
+
+
+def test_heads_tell_the_runs_apart(
+    browser: Any, reference_doc: dict[str, Any], tmp_path: Path
+) -> None:
+    """Four reports of one driver, one with a --label: four different heads, each naming
+    its labels, its test class and its report file, with no tooltip needed."""
+    paths = []
+    runs: list[tuple[str, dict[str, str]]] = [
+        ("TestAcme", {}),
+        ("TestAcmeOnTrio", {}),
+        ("TestAcme", {"variant": "nightly"}),
+        ("TestAcme", {}),
+    ]
+    for index, (cls, labels) in enumerate(runs):
+        doc = copy.deepcopy(reference_doc)
+        doc["drivers"][0]["nodeid"] = f"tests/test_acme.py::{cls}"
+        doc["drivers"][0]["run"]["labels"].update(labels)
+        path = tmp_path / f"run-{index}.json"
+        path.write_text(json.dumps(doc), "utf-8")
+        paths.append(path)
+    html = tmp_path / "heads.html"
+    html.write_text(render_html(load(paths)), "utf-8")
+    context = browser.new_context(viewport=VIEWPORT, offline=True)
+    try:
+        opened = context.new_page()
+        opened.goto(html.as_uri())
+        heads = opened.locator("th.run").all_inner_texts()
+        assert len(set(heads)) == 4
+        assert "variant=nightly" in heads[2]
+        assert "class TestAcmeOnTrio" in heads[1]
+        assert all(f"file run-{i}.json" in head for i, head in enumerate(heads))
+        facts = opened.locator("th.run .fact").first
+        assert facts.is_visible()
+    finally:
+        context.close()
 
 
 def test_click_shows_the_whole_message_and_a_long_one_keeps_the_layout(page: Any) -> None:
@@ -129,7 +230,7 @@ def test_many_columns_keep_their_width_and_scroll_in_their_frame(
     # table scrolls inside its frame while the page stays as wide as the window.
     html = tmp_path / "wide.html"
     html.write_text(render_html(load(report_files * 7)), "utf-8")
-    context = browser.new_context(viewport={"width": 1200, "height": 900}, offline=True)
+    context = browser.new_context(viewport=VIEWPORT, offline=True)
     try:
         opened = context.new_page()
         opened.goto(html.as_uri())

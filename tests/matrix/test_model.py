@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,16 +37,23 @@ def test_cells_and_differing_rows(report_files: list[Path]) -> None:
     assert [c.status for c in evt03] == ["passed", "failed", "absent"]
     assert evt03[1].headline.startswith("EVT-03: \x1b]0;owned")
     assert "a second violation" in evt03[1].message
-    # The old report judged only DRV: every other row differs; DRV rows do not.
-    assert "DRV-01" not in matrix.differing
-    assert {"EVT-03", "SES-04", "LIV-01"} <= set(matrix.differing)
+    # A skipped or absent verdict is no difference from a judged one by default: only
+    # EVT-03, passed in one run and failed in another, differs.
+    assert matrix.differing == ("EVT-03",)
+    # Counted (the old report judged only DRV, the changed one skipped SES-04), every row
+    # but DRV's differs.
+    assert "DRV-01" not in matrix.differing_with_skips
+    assert {"EVT-03", "SES-04", "LIV-01"} <= set(matrix.differing_with_skips)
 
 
 def test_diff_of_two_columns_lists_what_changed(report_files: list[Path]) -> None:
     matrix = load(report_files)
     changed = {(row.clause, a.status, b.status) for row, a, b in matrix.diff(0, 1)}
-    assert changed == {("EVT-03", "passed", "failed"), ("SES-04", "passed", "skipped")}
+    assert changed == {("EVT-03", "passed", "failed")}
+    counted = {(row.clause, a.status, b.status) for row, a, b in matrix.diff(0, 1, skips=True)}
+    assert counted == {("EVT-03", "passed", "failed"), ("SES-04", "passed", "skipped")}
     assert matrix.diff(1, 1) == []
+    assert matrix.diff(1, 1, skips=True) == []
     with pytest.raises(IndexError, match="column b=7"):
         matrix.diff(0, 7)
 
@@ -150,3 +159,43 @@ def test_secret_environment_values_never_reach_the_page_or_table(
     for text in (render_html(matrix), render_markdown(matrix)):
         assert canary not in text
         assert "secret withheld" in text
+
+
+def test_heads_carry_what_tells_the_runs_apart(
+    tmp_path: Path, reference_doc: dict[str, Any]
+) -> None:
+    """Four reports of one driver: the heads differ by their labels, test class and file,
+    in the HTML page, the Markdown and the JSON summary alike."""
+    paths = []
+    for index, (nodeid, labels) in enumerate(
+        [
+            ("tests/test_acme.py::TestAcme", {}),
+            ("tests/test_acme.py::TestAcmeOnTrio", {}),
+            ("tests/test_acme.py::TestAcme", {"variant": "nightly"}),
+            ("tests/test_acme.py::TestAcme", {}),
+        ]
+    ):
+        doc = copy.deepcopy(reference_doc)
+        doc["drivers"][0]["nodeid"] = nodeid
+        doc["drivers"][0]["run"]["labels"] = {"cli": "ref", "cli_version": "1.0", **labels}
+        path = tmp_path / f"run-{index}.json"
+        path.write_text(json.dumps(doc), "utf-8")
+        paths.append(path)
+    matrix = load(paths)
+    heads = [matrix.head_facts(j) for j in range(4)]
+    assert heads[0] == ["class TestAcme", "file run-0.json"]
+    assert heads[1] == ["class TestAcmeOnTrio", "file run-1.json"]
+    assert heads[2] == ["variant=nightly", "class TestAcme", "file run-2.json"]
+    assert len({tuple(h) for h in heads}) == 4
+    page = render_html(matrix)
+    for fact in ("variant=nightly", "class TestAcmeOnTrio", "file run-3.json"):
+        assert f'<div class="fact">{fact}</div>' in page
+    markdown = render_markdown(matrix).splitlines()
+    table_head = next(line for line in markdown if line.startswith("| clause | "))
+    assert "variant=nightly" in table_head
+    assert "file run-3.json" in table_head
+    summary = matrix_summary(matrix)
+    assert summary["columns"][2]["head"][2:] == heads[2]
+    # One report file, one class: nothing to tell apart, nothing added.
+    single = load(paths[:1])
+    assert single.head_facts(0) == []

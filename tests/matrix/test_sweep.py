@@ -13,7 +13,7 @@ import pytest
 from adaptertest.cli import main
 from adaptertest.matrix._command import main as matrix_main
 from adaptertest.matrix._sweep import SweepError, command_for, parse_shard, shard_of, sweep
-from adaptertest.matrix._versions import RangeError, in_range, last_stable
+from driver.clikit._versions import RangeError, in_range, last_stable
 
 PUBLISHED = ["0.9.0", "1.0.0", "1.1.0-beta.1", "1.1.0", "1.2.0", "1.10.0", "1.3.0"]
 PUBLISHED_ORDER = ["1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.10.0"]
