@@ -10,6 +10,7 @@ in ``adaptertest.clikit``; this file gives them Codex's data.
 
 from __future__ import annotations
 
+import json
 import sys
 import tomllib
 from pathlib import Path
@@ -260,6 +261,39 @@ def test_a_killed_run_with_an_exit_code_quotes_the_last_error() -> None:
     assert failure.message.startswith("codex exited with code 1: Reconnecting... 3/5 (stream")
     assert failure.message.count("Reconnecting") == 1  # said once, not again in the context
     assert failure.metadata["last_error"].startswith("Reconnecting... 3/5")
+
+
+def test_a_json_error_body_is_said_in_words_not_dumped() -> None:
+    """codex 0.162 to 0.164 quote a 400's JSON body as the error message; the failure
+    says it in words (the payload keeps it as it came)."""
+    body = json.dumps(
+        {
+            "error": {
+                "message": "Your input exceeds the context window of this model.",
+                "type": "invalid_request_error",
+                "param": None,
+                "code": "context_length_exceeded",
+            }
+        }
+    )
+    data = "\n".join(
+        json.dumps(line)
+        for line in (
+            {"type": "thread.started", "thread_id": "t-1"},
+            {"type": "turn.started"},
+            {"type": "error", "message": body},
+            {"type": "turn.failed", "error": {"message": body}},
+        )
+    ).encode()
+    parser, _, sink = parse(data)
+    failure = parser.failure(ProcessOutcome(1, "", False, data, b""), 60)
+    assert failure is not None
+    assert failure.message == (
+        "model API error: Your input exceeds the context window of this model. "
+        "(invalid_request_error, context_length_exceeded)"
+    )
+    assert "{" not in failure.message
+    assert [p.raw["message"] for p in sink.stream if p.kind == "codex.error"] == [body]
 
 
 def test_the_schema_file_goes_before_the_resume_subcommand() -> None:
