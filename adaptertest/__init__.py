@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     )
     from adaptertest.rsp import verify_checkpoint_codec, verify_outcome, verify_response
     from adaptertest.run import verify_run_events, verify_transcript_mirror
-    from adaptertest.sink import RecordingSink
+    from adaptertest.sink import DecisionScript, DecisionSink, RecordingSink
     from adaptertest.so import (
         verify_structured_output_capability,
         verify_structured_output_descriptor,
@@ -92,6 +92,8 @@ _LAZY: dict[str, str] = {
     "verify_run_events": "adaptertest.run",
     "verify_transcript_mirror": "adaptertest.run",
     "RecordingSink": "adaptertest.sink",
+    "DecisionSink": "adaptertest.sink",
+    "DecisionScript": "adaptertest.sink",
     "verify_structured_output_capability": "adaptertest.so",
     "verify_structured_output_descriptor": "adaptertest.so",
     "verify_transcript": "adaptertest.trn",
@@ -130,6 +132,8 @@ __all__ = [
     "ClauseStatus",
     "ConformanceError",
     "ConformanceReport",
+    "DecisionScript",
+    "DecisionSink",
     "Drift",
     "Level",
     "Mode",

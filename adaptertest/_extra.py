@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 __all__ = ["INSTALL", "TEST_EXTRA", "missing", "require"]
 
-TEST_EXTRA = ("pytest", "hypothesis", "jsonschema", "rich", "uvicorn")
+TEST_EXTRA = ("pytest", "hypothesis", "jsonschema", "rich", "uvicorn", "detect_secrets")
 """The top-level modules of the ``test`` extra's distributions."""
 
 INSTALL = "python -m pip install 'agent-driver-kit[test]'"

@@ -1,5 +1,5 @@
 """Cross-process determinism: the guard (SES-05) and the session-config fingerprint
-(CAP-01) computed again in a fresh interpreter with another hash seed.
+(CAP-01) computed again in fresh interpreters with other hash seeds.
 
 A value built on ``hash()`` of a str, on the iteration order of a set of strings, or on a
 default object repr (a memory address) is stable inside one interpreter and different in
@@ -9,9 +9,16 @@ adaptertest._fresh`` with another ``PYTHONHASHSEED``, which imports the factory 
 (``module:attr``), builds a driver, and prints the guard of each seed state and the
 driver's ``session_config_fingerprint()`` as JSON on stdout.
 
-The child is started once per factory name and seed states (cached for the process) on a
-thread of its own, as early as the suite knows it will need it, so it runs beside the
-other probes. A factory that cannot be imported by name (a lambda, a local function,
+One child is not enough: a small set has few orders, so a parent whose (random) seed
+happens to order it as the child's does lets a set-order guard pass by chance. Two
+children run, with two fixed seeds (:data:`FRESH_SEEDS`, both other than the parent's when
+that is known), and every pair is compared: the parent with each child and the children
+with each other. The children's verdict is the same on every run, whatever the parent's
+seed.
+
+Each child is started once per factory name, seed states and seed (cached for the
+process) on a thread of its own, as early as the suite knows it will need it, so it runs
+beside the other probes. A factory that cannot be imported by name (a lambda, a local function,
 ``__main__`` without a file) skips this half with a reason that says what to publish.
 """
 
@@ -25,7 +32,7 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
 from types import ModuleType
@@ -36,12 +43,13 @@ from driver.run import SessionState
 
 __all__ = [
     "FRESH_EXTRA_KEYS",
+    "FRESH_SEEDS",
     "FreshResult",
     "derive_factory_ref",
     "factory_ref_of",
     "for_suite",
+    "fresh_hash_seeds",
     "fresh_states",
-    "other_hash_seed",
     "prefetch",
     "start_for",
     "unavailable_reason",
@@ -49,6 +57,9 @@ __all__ = [
 
 FRESH_EXTRA_KEYS = 12
 """Data keys added to a second seed state, so a guard that follows set order shows."""
+
+FRESH_SEEDS = ("1", "2", "3")
+"""The children's ``PYTHONHASHSEED`` values: the first two that differ from the parent's."""
 
 _PUBLISH = 'Options(factory_ref="yourpkg.module:new_driver")'
 
@@ -164,37 +175,43 @@ def fresh_states(seed: SessionState) -> tuple[SessionState, ...]:
     return seed, seed.model_copy(update={"data": data}, deep=True)
 
 
-def other_hash_seed(environ: dict[str, str] | None = None) -> str:
-    """A ``PYTHONHASHSEED`` other than this interpreter's."""
+def fresh_hash_seeds(environ: Mapping[str, str] | None = None) -> tuple[str, str]:
+    """Two ``PYTHONHASHSEED`` values, fixed, and both other than this interpreter's when
+    it runs with a fixed one (a randomised parent differs from any fixed seed)."""
     current = (os.environ if environ is None else environ).get("PYTHONHASHSEED", "")
-    if current.isdigit():
-        return str((int(current) + 1) % 4_294_967_296)
-    return "1"  # this process is randomised (or "random"): any fixed seed differs
+    first, second = [seed for seed in FRESH_SEEDS if seed != current][:2]
+    return first, second
 
 
-def for_suite(factory: object, options: Options) -> FreshResult | str | None:
-    """The fresh interpreter's result for this suite run; the reason it was skipped (a
-    str); None when ``Options(fresh_process=False)`` turned it off."""
-    future = start_for(factory, options)
-    if isinstance(future, str | None):
-        return future
-    try:
-        return future.result(timeout=options.probe_timeout + 5.0)
-    except TimeoutError:
-        return FreshResult(
-            other_hash_seed(), error=f"it did not answer within {options.probe_timeout:g} s"
-        )
+def for_suite(factory: object, options: Options) -> tuple[FreshResult, ...] | str | None:
+    """The fresh interpreters' results for this suite run (one per seed of
+    :func:`fresh_hash_seeds`); the reason they were skipped (a str); None when
+    ``Options(fresh_process=False)`` turned them off."""
+    futures = start_for(factory, options)
+    if isinstance(futures, str | None):
+        return futures
+    results: list[FreshResult] = []
+    for seed, future in zip(fresh_hash_seeds(), futures, strict=True):
+        try:
+            results.append(future.result(timeout=options.probe_timeout + 5.0))
+        except TimeoutError:
+            why = f"it did not answer within {options.probe_timeout:g} s"
+            results.append(FreshResult(seed, error=why))
+    return tuple(results)
 
 
-def start_for(factory: object, options: Options) -> Future[FreshResult] | str | None:
-    """Start the fresh interpreter for this suite run (once); see :func:`for_suite`."""
+def start_for(factory: object, options: Options) -> tuple[Future[FreshResult], ...] | str | None:
+    """Start the fresh interpreters for this suite run (once); see :func:`for_suite`."""
     if not options.fresh_process:
         return None
     ref = factory_ref_of(factory, options.factory_ref)
     if ref is None:
         return unavailable_reason(factory)
     seed = options.session_state if options.session_state is not None else DEFAULT_SESSION_STATE
-    return prefetch(ref, fresh_states(seed), options.probe_timeout)
+    states = fresh_states(seed)
+    return tuple(
+        prefetch(ref, states, options.probe_timeout, hash_seed) for hash_seed in fresh_hash_seeds()
+    )
 
 
 # -- running the child --------------------------------------------------------------------
@@ -203,12 +220,13 @@ _lock = threading.Lock()
 _cache: dict[tuple[str, str, str], Future[FreshResult]] = {}
 
 
-def prefetch(ref: str, states: tuple[SessionState, ...], timeout: float) -> Future[FreshResult]:
-    """Start (once per factory name and states) the fresh interpreter on a thread."""
+def prefetch(
+    ref: str, states: tuple[SessionState, ...], timeout: float, seed: str
+) -> Future[FreshResult]:
+    """Start (once per factory name, states and hash seed) a fresh interpreter on a thread."""
     payload = json.dumps(
         {"ref": ref, "states": [s.model_dump(mode="json") for s in states]}, sort_keys=True
     )
-    seed = other_hash_seed()
     key = (ref, payload, seed)
     with _lock:
         found = _cache.get(key)

@@ -20,6 +20,7 @@ from typing import Any, NoReturn, TypeVar
 
 from adaptertest._calls import (
     CallRunner,
+    Leftovers,
     Outcome,
     describe_error,
     describe_hang,
@@ -61,6 +62,26 @@ class Watch:
 
 
 @dataclass
+class ReturnWatch:
+    """A returned response kept under watch after its run was judged (see
+    ``ProbeContext.watch_returned``): looked at again when the verdict is read."""
+
+    clause: str
+    returned: object
+    """The object ``run`` returned."""
+    kept: object
+    """A private snapshot of it as it was at the first look."""
+    returned_at: float
+    """``time.monotonic()`` when ``run`` returned."""
+    label: str
+    leftovers: Leftovers | None = None
+    """What the run left running (waited for, bounded, before the last look)."""
+    loop: object = None
+    """The token of the loop the run ran on: the wait is only possible there."""
+    settled: bool = False
+
+
+@dataclass
 class ProbeRecord:
     """Verdicts a probe gathered: violations, judged clauses, skips, notes, watches."""
 
@@ -70,6 +91,7 @@ class ProbeRecord:
     notes: list[str] = field(default_factory=list)
     clause_notes: dict[str, list[str]] = field(default_factory=dict)
     watches: list[Watch] = field(default_factory=list)
+    returns: list[ReturnWatch] = field(default_factory=list)
     stopped_by: str | None = None
     repeats: dict[str, int] = field(default_factory=dict)
     """Recorded message -> how many more violations were folded into it."""
@@ -199,6 +221,11 @@ class ProbeContext:
         """Keep watching a judged run's sink: emissions that arrive later still fail
         ``clause`` when the suite reads the verdict."""
         self.record.watches.append(Watch(clause, sink, sink.late_count, label))
+
+    def watch_returned(self, watch: ReturnWatch) -> None:
+        """Keep watching a returned response that was unchanged at the first look: an edit
+        made later still fails ``watch.clause`` when the suite reads the verdict."""
+        self.record.returns.append(watch)
 
     # -- driver calls -------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ from dataclasses import fields
 from datetime import UTC, datetime
 from typing import Any
 
-from adaptertest.options import Options
+from adaptertest.options import ModelBinding, Options
 from adaptertest.report import RunInfo
 
 _NEVER_SHOWN = frozenset({"config", "secrets", "session_state", "labels"})
@@ -42,6 +42,11 @@ def _text(value: Any) -> str:
         text = str(value).lower() if isinstance(value, bool) else str(value)
     elif isinstance(value, tuple):
         text = ", ".join(map(str, value))
+    elif isinstance(value, ModelBinding):
+        # What a reader of a matrix needs: the model API, and what the agent cannot do.
+        text = value.protocol
+        if value.cannot:
+            text += f"; cannot: {', '.join(sorted(value.cannot))}"
     elif hasattr(value, "keys"):
         text = ", ".join(sorted(map(str, value.keys())))
     else:

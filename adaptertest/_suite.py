@@ -14,21 +14,33 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import anyio.lowlevel
 from pydantic import BaseModel, SecretBytes, SecretStr
 
-from adaptertest._calls import CallRunner, Outcome, describe_error, describe_hang, driver_traceback
+from adaptertest._calls import (
+    CallRunner,
+    Outcome,
+    describe_error,
+    describe_hang,
+    driver_traceback,
+)
 from adaptertest._fresh import start_for
 from adaptertest._imports import import_attr
-from adaptertest._probe import ProbeAbort, ProbeContext, ProbeRecord
+from adaptertest._probe import ProbeAbort, ProbeContext, ProbeRecord, ReturnWatch
 from adaptertest._runinfo import now_utc, run_info
 from adaptertest._screen import SECRET_MASK, ordered, screen
 from adaptertest._violation import render
 from adaptertest.clauses import CLAUSE_BY_ID, CLAUSES, PROBES, clause_ids
 from adaptertest.options import Options
+from adaptertest.rcv import verify_returned
 from adaptertest.report import ClauseResult, ClauseStatus, ConformanceReport, RunInfo
 from driver.descriptor import Descriptor
 
 Probe = Callable[[ProbeContext], None]
+
+LAST_LOOK_WINDOW = 3.0
+"""Seconds the last look at a returned response waits, at most, for what its run left
+running (a reaper task, a background flush) before it compares."""
 
 PROBE_FUNCTIONS: dict[str, tuple[str, str]] = {
     "descriptor": ("adaptertest.drv", "probe_descriptor"),
@@ -49,6 +61,7 @@ PROBE_FUNCTIONS: dict[str, tuple[str, str]] = {
     "drift": ("adaptertest.dft", "probe_drift"),
     "fresh_process": ("adaptertest.ses", "probe_fresh_process"),
     "system_prompt": ("adaptertest.sysprompt", "probe_system_prompt"),
+    "hitl": ("adaptertest.hil", "probe_hitl"),
     "scenario_tools": ("adaptertest.tol", "probe_scenario_tools"),
     "scenario_reasoning": ("adaptertest.rsn", "probe_scenario_reasoning"),
     "scenario_resume": ("adaptertest.res", "probe_scenario_resume"),
@@ -224,6 +237,10 @@ class Suite:
                         "after the run was judged: a driver must not keep its sink once "
                         "run() returns"
                     )
+            for returned in record.returns:
+                if returned.clause == clause_id:
+                    found = self._look_again(returned)
+                    messages += [_tag(m, clause_id, probe) if shared else m for m in found]
             if clause_id in record.skipped:
                 skips.append(record.skipped[clause_id])
             elif clause_id not in record.judged and record.stopped_by:
@@ -256,11 +273,34 @@ class Suite:
             notes=tuple(self.scrub(n) for n in dict.fromkeys(notes)),
         )
 
+    def _look_again(self, watch: ReturnWatch) -> list[str]:
+        """RCV-02's last look at a returned response: once what its run left running has
+        settled (waited for once, at most :data:`LAST_LOOK_WINDOW` seconds, on the loop
+        the run ran on), is it still what ``run`` returned?"""
+        if not watch.settled:
+            watch.settled = True
+            leftovers = watch.leftovers
+
+            async def settle() -> None:
+                if leftovers is not None and anyio.lowlevel.current_token() == watch.loop:
+                    await leftovers.settle(LAST_LOOK_WINDOW)
+
+            self.runner.run_async(settle, timeout=LAST_LOOK_WINDOW + 2.0)
+        after = time.monotonic() - watch.returned_at
+        seen = (
+            f"seen at the last look, when the verdicts were read, {after:.1f} s after it returned"
+        )
+        return [
+            f"{v.clause}: {v.message}"
+            for v in verify_returned(watch.returned, watch.kept, watch.label, seen=seen)
+        ]
+
     def _watched(self) -> set[str]:
-        """Clauses whose verdict still watches a sink."""
+        """Clauses whose verdict still watches a sink or a returned response."""
         with self._lock:
             records = [record for record, _ in self._records.values()]
-        return {watch.clause for record in records for watch in record.watches}
+        sinks = {watch.clause for record in records for watch in record.watches}
+        return sinks | {watch.clause for record in records for watch in record.returns}
 
     def report(self, only: Iterable[str] | None = None) -> ConformanceReport:
         """Judge every clause (or the ``only`` ones) and close the driver's event loop."""

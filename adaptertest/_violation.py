@@ -15,6 +15,8 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 
+from adaptertest._screen import mask_keys
+
 WITHHELD = "<withheld: "
 """How every withheld piece of provider text starts in a rendered message."""
 
@@ -46,9 +48,11 @@ def provider_text(value: str | bytes, *, quote: bool = True, limit: int = _SHOWN
     """Mark provider-controlled ``value`` inside a message (see :func:`render`).
 
     Shown, it is quoted with ``repr`` (or, with ``quote=False``, its first line as is)
-    and cut to ``limit`` characters, the full size following the cut.
+    and cut to ``limit`` characters, the full size following the cut. Credentials of
+    well-known formats are masked before the cut, so no cut can leave part of one.
     """
     text = value.decode("utf-8", "backslashreplace") if isinstance(value, bytes) else value
+    text = mask_keys(text)
     if quote:
         shown = repr(text) if len(text) <= limit else f"{text[:limit]!r}... ({len(text)} chars)"
     else:

@@ -431,9 +431,10 @@ def probe_capability_declarations(ctx: ProbeContext) -> None:
         )
 
 
-def check_fresh_fingerprint(ctx: ProbeContext, found: FreshResult) -> None:
-    """CAP-01 across processes: a fresh interpreter (another hash seed) built a driver from
-    the factory; its session_config_fingerprint() equals this driver's."""
+def check_fresh_fingerprint(ctx: ProbeContext, found: Sequence[FreshResult]) -> None:
+    """CAP-01 across processes: fresh interpreters (other hash seeds) built a driver from
+    the factory; the session_config_fingerprint() of each equals this driver's (so they
+    agree with each other too)."""
     # Violations here are the capability probe's to report: only a clean driver is compared.
     outcome = ctx.attempt(_session_facts, ctx.driver, ctx.descriptor, [], awaitable=False)
     facts: _SessionFacts | None = outcome.value if outcome.ok else None
@@ -441,16 +442,25 @@ def check_fresh_fingerprint(ctx: ProbeContext, found: FreshResult) -> None:
         return
     here = facts.fingerprint
     ctx.judge("CAP-01")
-    if found.fingerprint is None:
-        why = "; ".join(found.failures) or "it returned no str"
-        ctx.note(f"CAP-01 not checked in a fresh interpreter: {why}", clauses=["CAP-01"])
-    elif found.fingerprint != here:
-        ctx.fail(
-            "CAP-01",
-            f"session_config_fingerprint() differs in a fresh interpreter (PYTHONHASHSEED="
-            f"{found.hash_seed}): {here!r} here vs {found.fingerprint!r} there; a fingerprint "
-            "must not include hash(), set order or a default object repr (a memory address)",
-        )
+    advice = (
+        "a fingerprint must not include hash(), set order or a default object repr (a memory "
+        "address)"
+    )
+    for child in found:
+        if child.fingerprint is None:
+            why = "; ".join(child.failures) or "it returned no str"
+            ctx.note(
+                f"CAP-01 not checked in a fresh interpreter (PYTHONHASHSEED={child.hash_seed}): "
+                f"{why}",
+                clauses=["CAP-01"],
+            )
+        elif child.fingerprint != here:
+            ctx.fail(
+                "CAP-01",
+                f"session_config_fingerprint() differs in a fresh interpreter (PYTHONHASHSEED="
+                f"{child.hash_seed}): {here!r} here vs {child.fingerprint!r} there; {advice}",
+            )
+            return
 
 
 # ------------------------------------------------------------------------------------

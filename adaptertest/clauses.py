@@ -712,6 +712,100 @@ CLAUSES: tuple[Clause, ...] = (
         "system_prompt",
         extension=True,
     ),
+    # --- HIL: Python extension clauses (human decisions, judged live) -----------------
+    _c(
+        "HIL-01",
+        "a decision reaches the host as asked",
+        "Under a policy that asks, an action that needs a decision (a tool that needs "
+        "permission, a question) reaches the sink's request_decision as exactly one "
+        "DecisionRequest of that kind.",
+        L,
+        "hitl",
+        extension=True,
+    ),
+    _c(
+        "HIL-02",
+        "hitl payloads pair up with the decisions",
+        "With stream_capability().hitl, each decision is announced by one hitl.requested "
+        "before the sink is asked and closed by one hitl.resolved after the call ends (a "
+        "wait the run's cancellation ends may stay open), both naming its non-empty "
+        "request_id and kind; hitl.resolved says the sink's answer, timed_out when none came; "
+        "no hitl payload names another id.",
+        L,
+        "hitl",
+        extension=True,
+    ),
+    _c(
+        "HIL-03",
+        "approved: the action happens and the run goes on",
+        "When the host approves a permission decision, the action happens (the tool runs and "
+        "its output reaches the model) and the run succeeds.",
+        L,
+        "hitl",
+        extension=True,
+    ),
+    _c(
+        "HIL-04",
+        "rejected: no action, then what on_reject says",
+        "When the host rejects a permission decision, the action does not happen; with "
+        "on_reject abort (the default) the run fails with decision_rejected and a "
+        "failure.human_decision of that kind saying rejected; with continue the run succeeds.",
+        L,
+        "hitl",
+        extension=True,
+    ),
+    _c(
+        "HIL-05",
+        "unanswered: the policy's deadline, then what on_timeout says",
+        "A decision nobody answers stops waiting at the policy's timeout (not before, and "
+        "within the grace after it; never the run's deadline), the sink's call ended and no "
+        "process the run started left running; the action does not happen; with on_timeout "
+        "abort (the default) the run fails with decision_timeout and a "
+        "failure.human_decision saying timed_out; with continue it succeeds.",
+        L,
+        "hitl",
+        extension=True,
+    ),
+    _c(
+        "HIL-06",
+        "auto policies never reach the host",
+        "Under permission auto_approve or auto_reject (where declared) no decision reaches the "
+        "sink; auto_approve runs the action and the run succeeds, auto_reject does not run it "
+        "and the run fails with decision_rejected and a human_decision saying rejected.",
+        L,
+        "hitl",
+        extension=True,
+    ),
+    _c(
+        "HIL-07",
+        "a question's answer reaches the model",
+        "Under question ask, the host's answer text to a question decision reaches the model "
+        "in a later request, and the run succeeds.",
+        L,
+        "hitl",
+        extension=True,
+    ),
+    _c(
+        "HIL-08",
+        "a pending decision ends with a cancelled run",
+        "When the run is cancelled while a decision waits at the sink, run() ends within the "
+        "grace, no request_decision call is still waiting once it has, nothing is asked or "
+        "emitted after it returned, no process the run started is left running, and the "
+        "action does not happen.",
+        L,
+        "hitl",
+        extension=True,
+    ),
+    _c(
+        "HIL-09",
+        "only declared kinds reach the host",
+        "request_decision is called only for a kind whose ask mode run_policy_caps declares: "
+        "a driver that declares none never calls it, even with a decision-capable sink and a "
+        "policy left at its defaults.",
+        L,
+        "hitl",
+        extension=True,
+    ),
     # --- Scenario clauses (Python extension): the suite drives the model -------------
     # Each runs scenarios of adaptertest/scenarios/ against the model-API emulator
     # through Options(model_binding=...); see docs/scenarios.md.
@@ -896,6 +990,7 @@ PROBES: tuple[str, ...] = (
     "drift",
     "fresh_process",
     "system_prompt",
+    "hitl",
     *SCENARIO_PROBES,
 )
 """Every probe, in the order the suite runs them."""

@@ -101,6 +101,7 @@ def probe_concurrent_runs(ctx: ProbeContext) -> None:
         await leftovers.settle()
         for i, result in results.items():
             result.capture(sinks[i])
+            result.leftovers, result.loop = leftovers, anyio.lowlevel.current_token()
         return results
 
     outcome = ctx.runner.run_async(together, timeout=timeout + LOOP_SLACK)
@@ -116,6 +117,7 @@ def probe_concurrent_runs(ctx: ProbeContext) -> None:
     for i in indices:
         for violation in results[i].received_violations(f"run {i}'s run()"):
             ctx.fail(violation.clause, f"run {i}: {violation.message}")
+        results[i].watch_returned(ctx, f"run {i}'s run()")
     ctx.report(shared_objects({i: results[i].returned for i in indices}))
     for i in indices:
         verdicts = LiveVerdicts(ctx, structured=False, into="CON-01", label=f"run {i}")

@@ -35,7 +35,7 @@ from adaptertest._calls import (
     is_unrequested_cancel,
     launch_failure,
 )
-from adaptertest._probe import ProbeContext
+from adaptertest._probe import ProbeContext, ReturnWatch
 from adaptertest._shape import shape_problem
 from adaptertest._violation import Violation, provider_text
 from adaptertest.cap import structured_probe_plan
@@ -87,6 +87,7 @@ __all__ = [
     "outcome_summary",
     "probe_live_run",
     "probe_live_structured_output",
+    "run_in_scope",
     "run_on_loop",
     "run_once",
     "stream_plan",
@@ -392,6 +393,12 @@ class LiveRun:
     sink: RecordingSink | None = None
     returned: object = None
     """The object ``run`` returned itself; ``value`` is its snapshot at the return."""
+    returned_at: float = 0.0
+    """``time.monotonic()`` when ``run`` returned."""
+    leftovers: Leftovers | None = None
+    """What was running before the call (so what the call left running can be found)."""
+    loop: object = None
+    """The token of the loop the call ran on."""
     emitted_events: list[tuple[RunEvent, RunEvent]] = field(default_factory=list)
     emitted_stream: list[tuple[StreamPayload, StreamPayload]] = field(default_factory=list)
 
@@ -433,10 +440,24 @@ class LiveRun:
 
     def received_violations(self, label: str = "run()") -> list[Violation]:
         """RCV-01 and RCV-02: what was emitted or returned changed afterwards."""
+        seen = f"seen {time.monotonic() - self.returned_at:.1f} s after it returned"
         return [
             *verify_received(self.emitted_events, self.emitted_stream),
-            *verify_returned(self.returned, self.value, label),
+            *verify_returned(self.returned, self.value, label, seen=seen),
         ]
+
+    def watch_returned(self, ctx: ProbeContext, label: str = "run()") -> None:
+        """Look at the returned response again when RCV-02's verdict is read, unless this
+        look found it changed already (or there is nothing to compare)."""
+        if self.returned is None or self.returned is self.value:
+            return
+        if verify_returned(self.returned, self.value, label):
+            return  # reported by the first look
+        kept = snapshot(self.value)  # private: the checks share ``value``
+        watch = ReturnWatch(
+            "RCV-02", self.returned, kept, self.returned_at, label, self.leftovers, self.loop
+        )
+        ctx.watch_returned(watch)
 
 
 async def run_once(
@@ -447,15 +468,26 @@ async def run_once(
     A raised exception is data. The deadline passing before ``run`` returned counts as
     a timeout even when the driver swallowed the cancellation and returned anyway.
     """
+    scope = anyio.CancelScope(deadline=anyio.current_time() + timeout)
+    return await run_in_scope(run, request, sink, scope)
+
+
+async def run_in_scope(
+    run: RunCallable, request: Request, sink: RecordingSink, scope: anyio.CancelScope
+) -> LiveRun:
+    """Call ``run(request, sink)`` inside ``scope`` (its deadline, or whoever cancels
+    it), then seal the sink. ``timed_out`` says the scope was cancelled before ``run``
+    returned, even when the driver swallowed the cancellation and returned anyway."""
     result = LiveRun()
     start = time.perf_counter()
-    with anyio.move_on_after(timeout) as scope:
+    with scope:
         try:
             value = run(request, sink)
             if inspect.isawaitable(value):
                 value = await value
             # Judged as it was at the return; RCV-02 compares it with the object later.
             result.returned = value
+            result.returned_at = time.monotonic()
             result.value = snapshot(value)
         except BaseException as exc:
             if not is_driver_fault(exc) and not is_unrequested_cancel(exc, scope):
@@ -475,6 +507,7 @@ async def run_settled(run: RunCallable, request: Request, timeout: float) -> Liv
     result = await run_once(run, request, sink, timeout)
     await leftovers.settle()
     result.capture(sink)
+    result.leftovers, result.loop = leftovers, anyio.lowlevel.current_token()
     return result
 
 
@@ -846,6 +879,7 @@ def probe_live_run(ctx: ProbeContext) -> None:
         failed = _judge_outcome(ctx, verdicts, result, result.stream if rich else None)
         _judge_late(ctx, verdicts, result)
         verdicts.report(result.received_violations(), judge=("RCV-01", "RCV-02"))
+        result.watch_returned(ctx)
         verdicts.report(verify_run_events(result.events), judge=_RUN_EVENT_CLAUSES)
         _judge_stream(ctx, verdicts, result, rich, capability)
         judge_observations(
@@ -953,6 +987,7 @@ def probe_live_structured_output(ctx: ProbeContext) -> None:
         failed = _judge_outcome(ctx, verdicts, result, None)
         _judge_late(ctx, verdicts, result)
         verdicts.report(result.received_violations(), judge=("RCV-01", "RCV-02"))
+        result.watch_returned(ctx)
         if not _nothing_streamed(ctx, result, FACTS_CLAUSES):
             verdicts.report(verify_observation_sequence(result.stream), judge=FACTS_CLAUSES)
         judge_observations(ctx, verdicts.report, ctx.descriptor.observation.batch, result, pristine)

@@ -374,7 +374,8 @@ class Options:
     model_requests: ModelRequests | None = None
     """What the model side of a live run received (for example ``lambda: emu.requests``
     with the model-API emulator): a callable returning every :class:`ModelRequest` so
-    far. Enables the live checks that need the model side (SYS-02); None skips them."""
+    far. Enables the live checks that need the model side (SYS-02, and HIL-01..08 with a
+    scripted model that records ``tool_results``); None skips them."""
     factory_ref: str | None = None
     """``"module:attr"`` naming the factory, so a fresh interpreter can rebuild the driver
     (SES-05, CAP-01 across processes); None derives it from a module-level factory."""
@@ -383,7 +384,8 @@ class Options:
     with another hash seed (SES-05, CAP-01); False skips that half."""
     model_binding: ModelBinding | None = None
     """Points the driver at a model endpoint the suite runs (the model-API emulator), which
-    enables the scenario clauses; None skips them. See :class:`ModelBinding`."""
+    enables the scenario clauses and the HIL cases' own emulators; None skips them. See
+    :class:`ModelBinding`."""
 
     def __post_init__(self) -> None:
         # Every field goes through its entry in FIELD_CHECKS; the first bad one raises.

@@ -10,7 +10,10 @@ between runs ends with every response carrying the last run's resume id.
 The suite's :class:`~adaptertest.sink.RecordingSink` keeps a deep snapshot of every
 emission as it arrives, and every stream, run-event and transcript clause judges those
 snapshots. The live probes snapshot the returned response too, and compare each
-snapshot with the object itself once the run has settled:
+snapshot with the object itself once the run has settled, and a returned response once
+more when the verdicts are read (at the end of the suite, after waiting, bounded, for
+what the run left running): an edit made a second later by a reaper task or a background
+flush is seen there, and the message says when:
 
 * RCV-01: an emitted stream payload or run event (its transcript item included)
   changed after it was emitted;
@@ -141,17 +144,21 @@ def verify_received(
     return out
 
 
-def verify_returned(returned: object, kept: object, label: str = "run()") -> list[Violation]:
-    """RCV-02: the response ``run`` returned still equals its snapshot ``kept``."""
+def verify_returned(
+    returned: object, kept: object, label: str = "run()", *, seen: str = ""
+) -> list[Violation]:
+    """RCV-02: the response ``run`` returned still equals its snapshot ``kept``; ``seen``
+    says when this look was (``"seen 0.5 s after it returned"``)."""
     if returned is kept or returned is None:
         return []
     where = changed_path(kept, returned)
     if where is None:
         return []
+    when = f", {seen}" if seen else ""
     return [
         Violation(
             "RCV-02",
-            f"the Response {label} returned changed after it returned (at {where}): "
+            f"the Response {label} returned changed after it returned (at {where}{when}): "
             f"{_ADVICE_RETURN}",
         )
     ]

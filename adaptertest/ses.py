@@ -716,9 +716,11 @@ def probe_session_codec(ctx: ProbeContext) -> None:
     )
 
 
-def check_fresh_guard(ctx: ProbeContext, found: FreshResult) -> None:
-    """SES-05 across processes: the guard a fresh interpreter (another hash seed) computed
-    for some params equals the guard this interpreter computes for the same params."""
+def check_fresh_guard(ctx: ProbeContext, found: Sequence[FreshResult]) -> None:
+    """SES-05 across processes: the guard each fresh interpreter (another hash seed)
+    computed for some params equals the guard this interpreter computes for the same
+    params (so the fresh interpreters agree with each other too: two seeds that order a
+    set differently cannot both match this one)."""
     # A missing or broken codec is the codec probe's to report (SES-01).
     get_codec = ctx.method("session_codec")
     outcome = ctx.attempt(get_codec, awaitable=False) if get_codec is not None else None
@@ -726,23 +728,31 @@ def check_fresh_guard(ctx: ProbeContext, found: FreshResult) -> None:
     guard = getattr(codec, "guard_fingerprint", None)
     if not callable(guard):
         return
-    for problem in found.failures:
-        ctx.note(f"in a fresh interpreter, {problem}", clauses=["SES-05"])
-    ctx.judge("SES-05")
-    for raw, there in found.guards:
-        params = SessionParams.model_validate(raw)
-        label = "guard_fingerprint(params from a fresh interpreter)"
-        here = _SeedChecker(ctx).call("SES-05", label, guard, params, str)
-        if here != there:
-            keys = _keys(list(params.values))
-            ctx.fail(
-                "SES-05",
-                f"guard_fingerprint differs in a fresh interpreter (PYTHONHASHSEED="
-                f"{found.hash_seed}) for the same params (keys {keys}): {_short(here)} here vs "
-                f"{_short(there)} there; a guard must not depend on hash(), set order, id() "
-                "or anything else that changes when the host restarts",
+    for child in found:
+        for problem in child.failures:
+            ctx.note(
+                f"in a fresh interpreter (PYTHONHASHSEED={child.hash_seed}), {problem}",
+                clauses=["SES-05"],
             )
-            return
+    ctx.judge("SES-05")
+    advice = (
+        "a guard must not depend on hash(), set order, id() or anything else that changes "
+        "when the host restarts"
+    )
+    for child in found:
+        for raw, there in child.guards:
+            params = SessionParams.model_validate(raw)
+            label = "guard_fingerprint(params from a fresh interpreter)"
+            here = _SeedChecker(ctx).call("SES-05", label, guard, params, str)
+            if here != there:
+                keys = _keys(list(params.values))
+                ctx.fail(
+                    "SES-05",
+                    f"guard_fingerprint differs in a fresh interpreter (PYTHONHASHSEED="
+                    f"{child.hash_seed}) for the same params (keys {keys}): {_short(here)} "
+                    f"here vs {_short(there)} there; {advice}",
+                )
+                return
 
 
 def probe_fresh_process(ctx: ProbeContext) -> None:
@@ -758,14 +768,16 @@ def probe_fresh_process(ctx: ProbeContext) -> None:
     found = for_suite(ctx.factory, ctx.options)
     if found is None:
         return
-    if isinstance(found, str) or found.error is not None:
-        why = (
-            found
-            if isinstance(found, str)
-            else f"not checked in a fresh interpreter: {found.error}"
-        )
+    if isinstance(found, str):
         for clause in ("SES-05", "CAP-01"):
-            ctx.note(f"{clause} {why}", clauses=[clause])
+            ctx.note(f"{clause} {found}", clauses=[clause])
         return
-    check_fresh_guard(ctx, found)
-    check_fresh_fingerprint(ctx, found)
+    for child in found:
+        if child.error is not None:
+            why = f"not checked in a fresh interpreter (PYTHONHASHSEED={child.hash_seed})"
+            for clause in ("SES-05", "CAP-01"):
+                ctx.note(f"{clause} {why}: {child.error}", clauses=[clause])
+    answered = [child for child in found if child.error is None]
+    if answered:
+        check_fresh_guard(ctx, answered)
+        check_fresh_fingerprint(ctx, answered)

@@ -1,13 +1,22 @@
-"""RecordingSink: the sink the suite hands to ``run`` to see exactly what was emitted."""
+"""The sinks the suite hands to ``run``: :class:`RecordingSink` sees exactly what was
+emitted; :class:`DecisionSink` also answers human decisions as a probe scripts them."""
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
 from typing import TypeVar
 
+import anyio
+
 from adaptertest.rcv import snapshot
+from driver.decision import DecisionRequest, DecisionResponse, DecisionResult
 from driver.events import RunEvent, StreamPayload
+
+__all__ = ["AskedDecision", "DecisionScript", "DecisionSink", "RecordingSink"]
 
 T = TypeVar("T")
 
@@ -128,3 +137,131 @@ class RecordingSink:
         """Seconds after the seal of the first and the last late emission (0 if none)."""
         with self._lock:
             return self._late_first, self._late_last
+
+
+class DecisionScript(StrEnum):
+    """How a :class:`DecisionSink` answers every decision it is asked."""
+
+    APPROVE = "approve"
+    """Answer ``approved``."""
+    REJECT = "reject"
+    """Answer ``rejected``."""
+    ANSWER = "answer"
+    """Answer ``answered`` with the scripted text (a question's reply)."""
+    SILENT = "silent"
+    """Never answer: the call waits until it is cancelled (or :meth:`DecisionSink.release`)."""
+
+
+@dataclass
+class AskedDecision:
+    """One ``request_decision`` call as the sink saw it.
+
+    ``request`` is a snapshot taken on arrival. ``stream_before`` is how many stream
+    payloads had arrived when the call came in, ``stream_after`` how many when it
+    ended (None while it waits). ``response`` is what the sink answered (None: no
+    answer). ``cancelled`` says the wait ended by cancellation; ``late`` that the call
+    came after :meth:`RecordingSink.seal`.
+    """
+
+    request: DecisionRequest
+    stream_before: int
+    asked_at: float
+    late: bool
+    stream_after: int | None = None
+    ended_at: float | None = None
+    response: DecisionResponse | None = None
+    cancelled: bool = False
+
+    @property
+    def pending(self) -> bool:
+        """The call has not ended yet."""
+        return self.ended_at is None
+
+
+class DecisionSink(RecordingSink):
+    """A :class:`RecordingSink` that is also a ``DecisionCapableSink``, scripted per probe.
+
+    Every ``request_decision`` call is answered as ``script`` says (``text`` is the reply
+    of :attr:`DecisionScript.ANSWER`) and kept as an :class:`AskedDecision`, in arrival
+    order. A silent sink never answers: it plays a host whose human is away and that
+    leaves the policy's deadline to the driver, so the wait ends only when the driver
+    stops waiting (cancels the call) or :meth:`release` lets it go. ``on_ask`` is called
+    on the driver's loop as each call arrives (a probe uses it to act on the decision).
+    """
+
+    def __init__(
+        self,
+        script: DecisionScript,
+        *,
+        text: str = "",
+        on_ask: Callable[[AskedDecision], None] | None = None,
+    ) -> None:
+        super().__init__()
+        self.script = DecisionScript(script)
+        self.text = text
+        self._on_ask = on_ask
+        self._asked: list[AskedDecision] = []
+        self._released = threading.Event()
+        self._wakers: list[Callable[[], None]] = []
+
+    @property
+    def asked(self) -> list[AskedDecision]:
+        """Every call so far, oldest first (the records themselves, updated as calls end)."""
+        with self._lock:
+            return list(self._asked)
+
+    def release(self) -> None:
+        """End every silent wait (now and later) with an ``aborted`` answer; call it on
+        the driver's loop, after the verdict on the wait is taken."""
+        self._released.set()
+        with self._lock:
+            wakers, self._wakers = self._wakers, []
+        for wake in wakers:
+            wake()
+
+    async def request_decision(self, request: DecisionRequest) -> DecisionResponse:
+        with self._lock:
+            late = self._sealed_at is not None
+            self._is_late("decision request")  # counted with the late emissions
+            record = AskedDecision(
+                request=snapshot(request),
+                stream_before=len(self._stream),
+                asked_at=time.monotonic(),
+                late=late,
+            )
+            self._asked.append(record)
+        response: DecisionResponse | None = None
+        try:
+            if self._on_ask is not None:
+                self._on_ask(record)
+            response = await self._answer(request)
+            return response.model_copy(deep=True)
+        except BaseException:
+            record.cancelled = True
+            raise
+        finally:
+            with self._lock:
+                record.response = response
+                record.stream_after = len(self._stream)
+                record.ended_at = time.monotonic()
+
+    async def _answer(self, request: DecisionRequest) -> DecisionResponse:
+        rid = request.request_id
+        if self.script is DecisionScript.APPROVE:
+            return DecisionResponse(request_id=rid, result=DecisionResult.APPROVED)
+        if self.script is DecisionScript.REJECT:
+            return DecisionResponse(request_id=rid, result=DecisionResult.REJECTED)
+        if self.script is DecisionScript.ANSWER:
+            return DecisionResponse(
+                request_id=rid,
+                result=DecisionResult.ANSWERED,
+                text=self.text,
+                answer={"text": self.text},
+            )
+        if not self._released.is_set():
+            woken = anyio.Event()
+            with self._lock:
+                self._wakers.append(woken.set)
+            if not self._released.is_set():
+                await woken.wait()
+        return DecisionResponse(request_id=rid, result=DecisionResult.ABORTED)

@@ -21,17 +21,23 @@ from driver import (
     Checkpoint,
     ConfigField,
     ConfigSchema,
+    DecisionResult,
     Descriptor,
     DetectedModel,
     EnvironmentCheck,
     EnvironmentReport,
     EnvironmentStatus,
     EventSink,
+    FailureAction,
     FailureCode,
+    HumanDecisionFailure,
+    HumanDecisionKind,
+    HumanDecisionSupport,
     InvalidDriverConfigError,
     ModelInfo,
     OutputFormat,
     ProfileSelection,
+    QuestionSupport,
     QuotaReport,
     QuotaWindow,
     RawStreams,
@@ -42,6 +48,7 @@ from driver import (
     RunEvent,
     RunEventType,
     RunFailure,
+    RunPolicyCapabilities,
     SessionCapability,
     SessionState,
     Skill,
@@ -75,6 +82,14 @@ from referencedriver._config import (
     REFERENCE_DRIVER_TYPE,
     ReferenceConfig,
 )
+from referencedriver._decisions import (
+    Action,
+    Decision,
+    decide,
+    failure_action,
+    run_shell,
+    wanted_action,
+)
 from referencedriver._http import (
     ModelFault,
     converse,
@@ -105,10 +120,12 @@ REFERENCE_SYSTEM_PROMPT = "You are the adaptertest reference agent."
 
 @dataclass(frozen=True)
 class ModelTurn:
-    """What the scripted model was sent for one run: its system text and user text."""
+    """What the scripted model was sent for one request: its system text, its user text
+    and the tool results sent back to it (after a tool ran, or was refused)."""
 
     system_text: str
     user_text: str
+    tool_results: tuple[str, ...] = ()
 
 
 class ReferenceModel:
@@ -238,6 +255,12 @@ class ReferenceDriver:
             ),
             # The scripted model's system prompt takes an appended text (SYS-01/02).
             system_prompt=SystemPromptCapability(append=True),
+            # Permission decisions go to the host or are taken by policy; questions are
+            # asked or refused (HIL). There is no way to ask the same thing twice: no retry.
+            run_policy_caps=RunPolicyCapabilities(
+                permission=HumanDecisionSupport(ask=True, auto_approve=True, auto_reject=True),
+                question=QuestionSupport(ask=True, auto_reject=True),
+            ),
         )
 
     def validate_config(self, config: object | None) -> None:
@@ -381,8 +404,10 @@ class ReferenceDriver:
     # -- streaming and sessions ----------------------------------------------------------
 
     def stream_capability(self) -> StreamCapability:
-        """Declare token-level text, reasoning and streamed tool args; no HITL (CAP-10)."""
-        return StreamCapability(native=True, token_level=True, reasoning=True, tool_call_args=True)
+        """Declare token-level text, reasoning, streamed tool args and HITL payloads (CAP-10)."""
+        return StreamCapability(
+            native=True, token_level=True, reasoning=True, tool_call_args=True, hitl=True
+        )
 
     def session_codec(self) -> ReferenceSessionCodec:
         """Return the codec that makes checkpoints resumable (CAP-01)."""
@@ -444,7 +469,11 @@ class ReferenceDriver:
         out.item(TranscriptItem(kind=TranscriptKind.INIT, model=model, session_id=session_id))
 
         if self._config.fail_run:
-            return self._fail(out, model)
+            failure = RunFailure(
+                code=FailureCode.AGENT_ERROR,
+                message="the reference config asked this run to fail",
+            )
+            return self._fail(out, model, failure)
 
         # provider: from here on, parse the CLI's event stream; each provider event
         # becomes stream payloads plus, once complete, one transcript item.
@@ -480,6 +509,12 @@ class ReferenceDriver:
             )
         )
         out.item(TranscriptItem(kind=TranscriptKind.TOOL_RESULT, tool_use_id=call, text="ok"))
+
+        action = wanted_action(request.prompt)
+        if action is not None:
+            refused = await self._act(request, sink, out, action, session_id)
+            if refused is not None:
+                return self._fail(out, model, refused)
 
         output, structured = self._reply(request)
         out.stream(StreamPayload(kind=StreamKind.TEXT_START, message_id="msg-1"))
@@ -603,6 +638,86 @@ class ReferenceDriver:
             if stored and stored != value:
                 raise RunError(f"the session was stored with another {key}; refusing to resume it")
 
+    async def _act(
+        self, request: Request, sink: EventSink, out: _RunOutput, action: Action, session_id: str
+    ) -> RunFailure | None:
+        """Call the tool ``action`` needs once its decision allows it; the failure that
+        ends the run when the decision stops it, None when the run goes on."""
+        call = "call-2"
+        out.stream(
+            StreamPayload(kind=StreamKind.TOOL_CALL_START, tool_call_id=call, name=action.tool)
+        )
+        out.stream(
+            StreamPayload(
+                kind=StreamKind.TOOL_CALL_ARGS,
+                tool_call_id=call,
+                delta=json.dumps(action.arguments, separators=(",", ":")),
+            )
+        )
+        out.stream(StreamPayload(kind=StreamKind.TOOL_CALL_END, tool_call_id=call))
+        out.item(
+            TranscriptItem(
+                kind=TranscriptKind.TOOL_CALL,
+                tool_use_id=call,
+                tool_name=action.tool,
+                input=dict(action.arguments),
+            )
+        )
+        # provider: the CLI asks before it runs the tool; its prompt goes to the host.
+        decision = await decide(
+            action,
+            request.policy.human_decision,
+            sink,
+            out.stream,
+            run_id=request.run_id,
+            thread_id=session_id,
+            tool_call_id=call,
+        )
+        allowed = decision.result in (DecisionResult.APPROVED, DecisionResult.ANSWERED)
+        policy = request.policy.human_decision
+        if not allowed and failure_action(policy, decision.result) == FailureAction.ABORT:
+            return self._decision_failure(action, decision)
+        result = self._perform(action, decision)
+        out.stream(
+            StreamPayload(
+                kind=StreamKind.TOOL_CALL_RESULT, tool_call_id=call, result={"output": result}
+            )
+        )
+        out.item(TranscriptItem(kind=TranscriptKind.TOOL_RESULT, tool_use_id=call, text=result))
+        if self._model_side is not None:
+            # The tool's result goes back to the model in the next request.
+            turn = self._model_turn(request)
+            self._model_side.receive(
+                ModelTurn(turn.system_text, turn.user_text, tool_results=(result,))
+            )
+        return None
+
+    @staticmethod
+    def _perform(action: Action, decision: Decision) -> str:
+        """Run the tool when the decision allows it; what the model gets back either way."""
+        if action.kind == HumanDecisionKind.QUESTION:
+            if decision.result == DecisionResult.ANSWERED:
+                return decision.text
+            return f"no answer: the question was {decision.result.value}"
+        if decision.result == DecisionResult.APPROVED:
+            return run_shell(action.detail)
+        return f"not run: the decision was {decision.result.value}"
+
+    def _decision_failure(self, action: Action, decision: Decision) -> RunFailure:
+        """The failure of a run that a rejected, aborted or unanswered decision ends."""
+        timed_out = decision.result == DecisionResult.TIMED_OUT
+        return RunFailure(
+            code=FailureCode.TIMEOUT if timed_out else FailureCode.REJECT,
+            message=f"the {action.kind.value} decision was {decision.result.value}",
+            human_decision=HumanDecisionFailure(
+                kind=action.kind,
+                source="reference",
+                decision=decision.result,
+                request=decision.request,
+                attempts=1,
+            ),
+        )
+
     @staticmethod
     def _model_turn(request: Request) -> ModelTurn:
         """What the scripted model is sent: its own system prompt (plus the append) and
@@ -653,23 +768,15 @@ class ReferenceDriver:
         )
 
     def _fail(
-        self,
-        out: _RunOutput,
-        model: str,
-        failure: RunFailure | None = None,
-        *,
-        timed_out: bool = False,
+        self, out: _RunOutput, model: str, failure: RunFailure, *, timed_out: bool = False
     ) -> Response:
-        """End the run with a provider-level failure: no checkpoint, exit code 1."""
-        if failure is None:
-            failure = RunFailure(
-                code=FailureCode.AGENT_ERROR, message="the reference config asked this run to fail"
-            )
+        """End the run with ``failure``: no checkpoint, exit code 1 (``timed_out`` when the
+        run passed its deadline)."""
         out.item(
             TranscriptItem(
                 kind=TranscriptKind.FAILURE,
                 text=failure.message,
-                metadata={"code": FailureCode.AGENT_ERROR.value},
+                metadata={"code": str(failure.code)},
             )
         )
         out.stream(StreamPayload(kind=StreamKind.RUN_ERROR, error=failure))

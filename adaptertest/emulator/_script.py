@@ -41,9 +41,11 @@ class Script:
         with self._lock:
             return self._next
 
-    def take(self, *, side: bool, schema: bool) -> Plan:
+    def take(self, *, side: bool, schema: bool, tools: bool = True) -> Plan:
         """The plan for a request: ``side`` by its look, ``schema`` when it asks for a
-        structured answer (side too when the turn has nothing structured to give)."""
+        structured answer (side too when the turn has nothing structured to give, unless
+        it calls tools the request offers: a tool-less request asking for a shape, such as
+        a session title, cannot take a turn of tool calls)."""
         if side:
             return Plan(side=True, turn=None, index=None)
         turns = self.scenario.turns
@@ -59,7 +61,7 @@ class Script:
                 if left > 0:
                     self._faults_left[index] = left - 1
                 return Plan(side=False, turn=turn, index=index, fail=True)
-            if schema and turn.structured is None and not turn.tool_calls:
+            if schema and turn.structured is None and not (turn.tool_calls and tools):
                 return Plan(side=True, turn=turn, index=None)
             self._next += 1
             return Plan(side=False, turn=turn, index=index)

@@ -343,7 +343,7 @@ class Emulator:
         schema = wire.schema(body)
         side = wire.side(route, body, {k.lower(): v for k, v in headers.items()})
         script = self._script
-        plan = script.take(side=side, schema=schema is not None)
+        plan = script.take(side=side, schema=schema is not None, tools=bool(body.get("tools")))
         stream = wire.stream(route, body)
         model = wire.model(route, body)
         texts = wire.texts(body)

@@ -11,6 +11,8 @@ its command line and a parser for its format.
 
 - ``_config.py``: :class:`CLIConfig`, the fields every CLI driver is built with (its
   environment and home included), and the masking of secret values.
+- ``_program.py``: :class:`ProgramDriver`, the config, probe, session and environment
+  methods of any driver of one configured program (the ACP drivers share them).
 - ``_driver.py``: :class:`CLIDriver`, the driver methods a subclass configures.
 - ``_process.py``: spawning the CLI, reading its pipes, the deadline, ending what it
   started, keeping stdout once and stderr capped.
@@ -47,6 +49,7 @@ from driver.clikit._probes import cli_config_schema, program_report
 from driver.clikit._process import (
     DRAIN_SECONDS,
     KILL_GRACE_SECONDS,
+    READ_SIZE,
     STDERR_KEEP,
     TERMINAL_GRACE_SECONDS,
     LineFramer,
@@ -55,6 +58,7 @@ from driver.clikit._process import (
     StdinWriter,
     run_cli,
 )
+from driver.clikit._program import ProgramDriver
 from driver.clikit._structured import (
     NativeSchema,
     StructuredSource,
@@ -65,6 +69,7 @@ from driver.clikit._structured import (
 )
 from driver.clikit._turn import (
     GUARDED_KEYS,
+    LineJudge,
     MetadataSource,
     SessionCarry,
     SessionMismatchError,
@@ -78,6 +83,7 @@ __all__ = [
     "DRAIN_SECONDS",
     "GUARDED_KEYS",
     "KILL_GRACE_SECONDS",
+    "READ_SIZE",
     "REDACTED",
     "STDERR_KEEP",
     "STDERR_TAIL",
@@ -87,9 +93,11 @@ __all__ = [
     "CLIDriver",
     "JsonlParser",
     "LineFramer",
+    "LineJudge",
     "MetadataSource",
     "NativeSchema",
     "ProcessOutcome",
+    "ProgramDriver",
     "ResumeCodec",
     "RunOutput",
     "SessionCarry",

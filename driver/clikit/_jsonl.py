@@ -1,8 +1,9 @@
 """What every parser of a JSONL-printing CLI does the same way.
 
-Reading a line (blank lines skipped, non-objects kept visible as ``stdout``
-items, corrupt JSON counted), tolerant field access, and the order in which a
-run's failure is classified. A format's parser subclasses :class:`JsonlParser`
+Reading a line (a UTF-8 byte-order mark before the first one dropped, blank lines
+skipped, non-objects kept visible as ``stdout`` items, corrupt JSON counted), telling
+that a line printed without its newline is complete, tolerant field access, and the
+order in which a run's failure is classified. A format's parser subclasses :class:`JsonlParser`
 and handles the decoded objects.
 """
 
@@ -12,6 +13,8 @@ import json
 import math
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
+
+from pydantic_core import from_json
 
 from driver import (
     FailureCode,
@@ -38,6 +41,9 @@ __all__ = [
 
 STDERR_TAIL = 2000
 """Characters of stderr quoted in a failure message."""
+
+_BOM = b"\xef\xbb\xbf"
+_TRAILING_SPACE = frozenset(b" \t\r")
 
 
 def str_field(obj: dict[str, Any], key: str) -> str:
@@ -100,6 +106,19 @@ def stderr_tail(stderr: bytes) -> str:
     return text if len(text) <= STDERR_TAIL else "..." + text[-STDERR_TAIL:]
 
 
+_JSON_SPACE = frozenset(b" \t\r\n")
+
+
+def _looks_like_object(raw: bytes) -> bool:
+    """The line, but for JSON whitespace around it, starts with ``{`` and ends with ``}``."""
+    start, end = 0, len(raw)
+    while start < end and raw[start] in _JSON_SPACE:
+        start += 1
+    while end > start and raw[end - 1] in _JSON_SPACE:
+        end -= 1
+    return end - start >= 2 and raw[start] == 0x7B and raw[end - 1] == 0x7D
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
@@ -132,13 +151,37 @@ class JsonlParser(ABC):
         trustworthy."""
         self._error_hint = ""
         """An error the CLI printed on stdout, quoted when the exit code fails the run."""
+        self._first_line = True
 
     def feed(self, raw: bytes) -> None:
-        """Parse one stdout line (without its newline)."""
+        """Parse one stdout line (without its newline).
+
+        A UTF-8 byte-order mark that starts the stream (some Windows builds and wrappers
+        write one) is not part of the first line; the raw stdout keeps it.
+
+        A line that is one JSON object is parsed from its bytes (``pydantic_core``'s
+        parser), so no decoded copy of it is held while its values are built; the text
+        of the line is decoded only when :meth:`needs_text` asks for it. Anything else
+        (and whatever that parser refuses) takes the ``json`` module's path, which decides.
+        """
+        data: bytes | memoryview = raw
+        if self._first_line:
+            self._first_line = False
+            if raw.startswith(_BOM):
+                data = memoryview(raw)[len(_BOM) :]  # no copy of a long first line
+        if data is raw and _looks_like_object(raw):
+            try:
+                parsed = from_json(raw, allow_inf_nan=False)
+            except ValueError:
+                parsed = None  # the json module's path below decides, as it always did
+            if isinstance(parsed, dict):
+                text = str(raw, "utf-8").strip() if self.needs_text(parsed) else ""
+                self.on_object(parsed, text)
+                return
         try:
-            text, utf8 = raw.decode("utf-8"), True  # decoded once: a line may be megabytes
+            text, utf8 = str(data, "utf-8"), True  # decoded once: a line may be megabytes
         except UnicodeDecodeError:
-            text, utf8 = raw.decode("utf-8", errors="replace"), False
+            text, utf8 = str(data, "utf-8", errors="replace"), False
         text = text.strip()
         if not text:
             return
@@ -155,6 +198,33 @@ class JsonlParser(ABC):
             self._out.item(TranscriptItem(kind=TranscriptKind.STDOUT, text=text))
             return
         self.on_object(value, text)
+
+    def needs_text(self, line: dict[str, Any]) -> bool:
+        """Whether :meth:`on_object` uses the ``text`` of this parsed line (by default,
+        always). A format whose parser reads the text of its terminal line only says so
+        here: every other line is then handed on with ``text`` empty, and a line of
+        megabytes is never held decoded next to its parsed values."""
+        return True
+
+    def is_whole_line(self, raw: memoryview) -> bool:
+        """Whether an unterminated stdout line is one complete JSON object already.
+
+        Asked (see :class:`driver.clikit.LineJudge`) when a read drained the pipe and a
+        line is pending without its newline: a CLI that prints its terminal line so and
+        keeps running has its terminal grace start there. Cheap unless the bytes end
+        with ``}``; only then are they parsed.
+        """
+        end = len(raw)
+        while end and raw[end - 1] in _TRAILING_SPACE:
+            end -= 1
+        if not end or raw[end - 1] != ord("}"):
+            return False
+        start = len(_BOM) if self._first_line and raw[: len(_BOM)] == _BOM else 0
+        try:
+            value = json.loads(str(raw[start:end], "utf-8"), parse_constant=_reject_constant)
+        except ValueError:  # not UTF-8, or not JSON (yet)
+            return False
+        return isinstance(value, dict)
 
     @abstractmethod
     def on_object(self, line: dict[str, Any], text: str) -> None:

@@ -3,7 +3,11 @@ and leave nothing of it running.
 
 Nothing here knows the CLI's format. Stdout is handed on twice: as raw chunks
 (exactly the bytes read) and as complete lines for the parser; a last line
-without a newline (a process killed mid-write) is handed on at end of stream.
+without a newline (a process killed mid-write) is handed on at end of stream. A CLI
+that prints its last line without a newline and keeps running would leave that line
+unread until it exits: when a read drains the pipe (it returns less than
+:data:`READ_SIZE`) with such a line pending, the caller's ``whole_line`` judge (the
+format's knowledge) may say it is complete already, and it is handed on then.
 
 Process hygiene (POSIX): the CLI starts as the leader of its own session and process
 group, so everything it starts (tools, shells, MCP servers) is in that group unless
@@ -11,7 +15,15 @@ it made a session of its own. When the CLI has exited, by itself or stopped by t
 driver (deadline, cancellation, lingering after its terminal line), what is left of
 the group gets ``SIGTERM``, then ``SIGKILL`` after :data:`KILL_GRACE_SECONDS`. A
 descendant holding stdout therefore ends with the group instead of costing the run
-:data:`DRAIN_SECONDS`; that wait only caps pipes held by a process that left the group.
+:data:`DRAIN_SECONDS`.
+
+A descendant that made a session of its own (``setsid``) is outside that group. Every
+process a run starts carries :data:`~driver.clikit._proctable.RUN_MARKER_VARIABLE` set
+to a value fresh for that run, which survives ``setsid`` and re-parenting; once the
+group is ended, what still carries the run's marker is ended too (``SIGTERM``, then
+``SIGKILL``, bounded by twice :data:`KILL_GRACE_SECONDS`). That search reads
+``/proc`` (Linux); where there is none the group is all that is ended, and
+:data:`DRAIN_SECONDS` caps the wait for pipes such a process still holds.
 
 Stdin is ``/dev/null`` unless the caller hands a :data:`StdinWriter`: it then owns a
 pipe to the CLI's stdin for as long as the process runs (a prompt, a conversation of
@@ -36,10 +48,14 @@ from dataclasses import dataclass
 import anyio
 import anyio.abc
 import anyio.lowlevel
+import anyio.to_thread
+
+from driver.clikit._proctable import RUN_MARKER_VARIABLE, can_scan, end_marked, new_marker
 
 __all__ = [
     "DRAIN_SECONDS",
     "KILL_GRACE_SECONDS",
+    "READ_SIZE",
     "STDERR_KEEP",
     "TERMINAL_GRACE_SECONDS",
     "LineFramer",
@@ -63,6 +79,9 @@ TERMINAL_GRACE_SECONDS = 2.0
 STDERR_KEEP = 64 * 1024
 """Bytes of stderr kept at each end (head and tail) when it is longer than twice this."""
 
+READ_SIZE = 65536
+"""Bytes asked for per read of a pipe; a read that returns fewer drained it."""
+
 StdinWriter = Callable[[anyio.abc.ByteSendStream], Awaitable[None]]
 """Writes the CLI's stdin during a run; the pipe is closed when it returns."""
 
@@ -71,6 +90,9 @@ _TAIL_POLL_SECONDS = (0.005, 0.05)
 most once the CLI has been quiet for a while."""
 
 _GROUP_POLL_SECONDS = 0.02
+
+_SWEEP_SECONDS = 0.5
+"""How often marked processes are searched for again while a pipe stays open."""
 """How often the process table is read while waiting for a signalled group to go."""
 
 
@@ -141,6 +163,23 @@ class LineFramer:
         if start < len(data):
             self._pending += memoryview(data)[start:]
 
+    def take_pending(self, whole: Callable[[memoryview], bool]) -> bool:
+        """Hand on the unterminated rest now, as a line, when ``whole`` says it is one.
+
+        ``whole`` sees the pending bytes (a view valid only during the call). The bytes
+        are kept exactly as read: a newline that follows later makes an empty line.
+        """
+        if not self._pending:
+            return False
+        with memoryview(self._pending) as view:
+            if not whole(view):
+                return False
+        line = bytes(self._pending)
+        self._pending = bytearray()
+        self._keep(line)
+        self._on_line(line)
+        return True
+
     def _keep(self, *pieces: bytes) -> None:
         if self._parts is not None:
             self._parts += pieces
@@ -200,6 +239,7 @@ async def run_cli(
     on_line: Callable[[bytes], None],
     finished: Callable[[], bool] | None = None,
     terminal_grace: float = TERMINAL_GRACE_SECONDS,
+    whole_line: Callable[[memoryview], bool] | None = None,
     stdin: StdinWriter | None = None,
     stdout_to_file: bool = False,
 ) -> ProcessOutcome:
@@ -215,14 +255,21 @@ async def run_cli(
     writes to a pipe asynchronously and ``process.exit()`` drops the queue; its writes
     to a file are synchronous). Where ``os.pread`` is missing it stays a pipe.
 
-    ``env`` is the whole environment of the process (None: this process's).
+    ``env`` is the whole environment of the process (None: this process's), to which
+    :data:`~driver.clikit._proctable.RUN_MARKER_VARIABLE` is added with a fresh value.
     ``finished``, asked after each stdout line, says the CLI printed its terminal
     line: a process still running ``terminal_grace`` seconds later is stopped and
-    the outcome says ``ended_after_terminal``. Raises ``OSError`` when the program
+    the outcome says ``ended_after_terminal``. ``whole_line`` says whether the bytes
+    of an unterminated stdout line left when a read drained the pipe are a complete
+    line already (see the module notes). Raises ``OSError`` when the program
     cannot be started. When the caller's scope is cancelled the process group is
     stopped before the cancellation propagates. In every case what the CLI started
-    in its process group is ended before this returns (see the module notes).
+    is ended before this returns: its process group, and where the process table can
+    be searched, whatever carries the run's marker (see the module notes).
     """
+    marker = new_marker()
+    process_env = dict(os.environ if env is None else env)
+    process_env[RUN_MARKER_VARIABLE] = marker
     capture = None
     if stdout_to_file and hasattr(os, "pread"):
         capture = tempfile.TemporaryFile()  # noqa: SIM115 - closed once the run is over
@@ -230,7 +277,7 @@ async def run_cli(
         process = await anyio.open_process(
             list(argv),
             cwd=cwd,
-            env=dict(env) if env is not None else None,
+            env=process_env,
             stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
             stdout=capture if capture is not None else subprocess.PIPE,
             start_new_session=os.name == "posix",
@@ -239,7 +286,7 @@ async def run_cli(
         if capture is not None:
             capture.close()
         raise
-    group = _Group(process)
+    group = _Group(process, marker)
     group_ended = anyio.Event()
     on_spawn(process.pid)
     terminal_seen = anyio.Event()
@@ -250,6 +297,8 @@ async def run_cli(
     def take_stdout(data: bytes) -> None:
         on_chunk("stdout", data)
         framer.feed(data)
+        if whole_line is not None and len(data) < READ_SIZE:
+            framer.take_pending(whole_line)  # a last line printed without its newline
         if finished is not None and not terminal_seen.is_set() and finished():
             terminal_seen.set()
 
@@ -257,10 +306,24 @@ async def run_cli(
         on_chunk("stderr", data)
         stderr.feed(data)
 
+    open_streams = 2
+    drained = anyio.Event()
+
+    async def pump(
+        stream: anyio.abc.ByteReceiveStream | None, take: Callable[[bytes], None]
+    ) -> None:
+        nonlocal open_streams
+        try:
+            await _pump(stream, take)
+        finally:
+            open_streams -= 1
+            if not open_streams:
+                drained.set()
+
     try:
         async with anyio.create_task_group() as readers:
-            readers.start_soon(_pump, process.stdout, take_stdout)
-            readers.start_soon(_pump, process.stderr, take_stderr)
+            readers.start_soon(pump, process.stdout, take_stdout)
+            readers.start_soon(pump, process.stderr, take_stderr)
             if capture is not None:
                 readers.start_soon(_tail, capture.fileno(), take_stdout, group_ended)
             writing = anyio.CancelScope()
@@ -275,6 +338,7 @@ async def run_cli(
             await group.end()
             group_ended.set()
             readers.cancel_scope.deadline = anyio.current_time() + DRAIN_SECONDS
+            readers.start_soon(group.sweep_until, drained)
         framer.flush()
     finally:
         with anyio.CancelScope(shield=True):
@@ -320,9 +384,11 @@ async def _wait_unless_lingering(
 async def _pump(stream: anyio.abc.ByteReceiveStream | None, take: Callable[[bytes], None]) -> None:
     if stream is None:
         return
-    with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-        async for data in stream:
-            take(data)
+    with contextlib.suppress(
+        anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream
+    ):
+        while True:
+            take(await stream.receive(READ_SIZE))
 
 
 async def _tail(fd: int, take: Callable[[bytes], None], ended: anyio.Event) -> None:
@@ -336,7 +402,7 @@ async def _tail(fd: int, take: Callable[[bytes], None], ended: anyio.Event) -> N
     pause, longest = _TAIL_POLL_SECONDS
     while True:
         last = ended.is_set()
-        data = os.pread(fd, 1 << 16, offset)
+        data = os.pread(fd, READ_SIZE, offset)
         if data:
             offset += len(data)
             take(data)
@@ -385,16 +451,19 @@ def _signal_group(process: anyio.abc.Process, sig: signal.Signals) -> None:
 
 
 class _Group:
-    """The CLI's process group (POSIX), once the CLI itself has exited."""
+    """What the CLI started (POSIX), once the CLI itself has exited: its process group,
+    and the processes that carry the run's marker."""
 
-    def __init__(self, process: anyio.abc.Process) -> None:
+    def __init__(self, process: anyio.abc.Process, marker: str) -> None:
         self._pgid = process.pid if os.name == "posix" else 0
+        self._marker = marker
         self._ended = self._pgid == 0
 
     async def end(self) -> None:
         """SIGTERM what is left of the group, wait until it is gone (at most
         :data:`KILL_GRACE_SECONDS`), then SIGKILL whatever is still there and wait
-        (as long again, at most) for it to go."""
+        (as long again, at most) for it to go; then the same for the marked processes
+        outside the group, where the process table can be searched."""
         if self._ended:
             return
         for sig in (signal.SIGTERM, signal.SIGKILL):
@@ -404,7 +473,24 @@ class _Group:
             with anyio.move_on_after(KILL_GRACE_SECONDS):
                 while _group_alive(self._pgid):
                     await anyio.sleep(_GROUP_POLL_SECONDS)
+        if can_scan():
+            await anyio.to_thread.run_sync(_end_marked, self._marker)
         self._ended = True
+
+    async def sweep_until(self, drained: anyio.Event) -> None:
+        """While a pipe of the run stays open after :meth:`end`, look for marked processes
+        again every :data:`_SWEEP_SECONDS` (one the first search missed may hold it); the
+        caller's drain deadline bounds this."""
+        while not drained.is_set() and can_scan():
+            with anyio.move_on_after(_SWEEP_SECONDS):
+                await drained.wait()
+            if not drained.is_set():
+                await anyio.to_thread.run_sync(_end_marked, self._marker)
+
+
+def _end_marked(marker: str) -> None:
+    """End what carries ``marker`` (blocking, bounded by twice the kill grace)."""
+    end_marked(RUN_MARKER_VARIABLE, marker, grace=KILL_GRACE_SECONDS)
 
 
 def _kill_group(pgid: int, sig: signal.Signals) -> None:

@@ -23,6 +23,7 @@ from driver import (
     Checkpoint,
     EventSink,
     FailureCode,
+    InvalidDriverConfigError,
     OutputSchema,
     RawStreams,
     Request,
@@ -55,6 +56,7 @@ from driver.clikit._structured import StructuredSource, judge_structured
 
 __all__ = [
     "GUARDED_KEYS",
+    "LineJudge",
     "MetadataSource",
     "SessionCarry",
     "SessionMismatchError",
@@ -147,6 +149,16 @@ class StderrReader(Protocol):
         """Read one stderr line (without its newline); never raises."""
 
 
+@runtime_checkable
+class LineJudge(Protocol):
+    """A parser that can tell a line is complete without its newline: for a CLI that
+    prints its terminal line without one and keeps running (the terminal grace then
+    starts from that line, not from the exit)."""
+
+    def is_whole_line(self, raw: memoryview) -> bool:
+        """Whether ``raw`` (an unterminated stdout line) is complete as it is; never raises."""
+
+
 async def run_turn(
     request: Request,
     sink: EventSink,
@@ -167,9 +179,10 @@ async def run_turn(
 
     ``argv`` builds the command line from the resume id (``""`` for a new
     session); ``cwd`` empty means the current directory; ``timeout`` 0 means
-    none. A stored session whose guard values differ, and a prompt holding a
-    NUL character (neither argv nor a CLI's text input can carry it), are
-    refused with ``RunError`` before anything is emitted. A failed run returns
+    none. A stored session whose guard values differ is refused with
+    ``SessionMismatchError``, and a NUL byte in the prompt (in argv or on stdin),
+    the command line, the directory or the environment with
+    ``InvalidDriverConfigError``, before anything is emitted. A failed run returns
     a response with ``failure`` set; a program that cannot be started raises
     ``RunError`` carrying the partial response; cancellation stops the process,
     closes the stream with ``run.error`` and propagates. ``structured`` says the
@@ -201,8 +214,8 @@ async def run_turn(
         )
     if state is not None:
         _check_guard(state, guard, append)
-    _check_prompt(request.prompt)
     command = list(argv(resume_id))
+    _refuse_nul(driver_type, request.prompt, command, cwd, env)
     out = RunOutput(sink, streaming=request.streaming, run_id=request.run_id, thread_id=resume_id)
     stream_parser = parser(out)
     if state is not None and isinstance(stream_parser, SessionCarry):
@@ -244,6 +257,9 @@ async def run_turn(
             terminal_grace=terminal_grace,
             stdin=writer,
             stdout_to_file=stdout_to_file,
+            whole_line=stream_parser.is_whole_line
+            if isinstance(stream_parser, LineJudge)
+            else None,
         )
         if stderr_lines is not None:
             stderr_lines.flush()
@@ -372,15 +388,30 @@ def _record_failure(out: RunOutput, failure: RunFailure) -> None:
     out.fail(failure)
 
 
-def _check_prompt(prompt: str) -> None:
-    """Refuse a prompt no CLI can be handed: a NUL ends a C string (an argv entry) and
-    is no text a CLI reads from its input."""
-    nul = prompt.find("\x00")
-    if nul >= 0:
-        raise RunError(
-            f"the prompt holds a NUL character (U+0000) at index {nul}; a CLI cannot be "
-            "handed it, so no process was started"
-        )
+def _refuse_nul(
+    driver_type: str,
+    prompt: str,
+    command: Sequence[str],
+    cwd: str,
+    env: Mapping[str, str] | None,
+) -> None:
+    """Refuse, before anything starts, what no process can be started with: a NUL byte
+    in the prompt (in argv or on stdin: no CLI reads one as text), an argument, the
+    directory or the environment. The message says where the NUL is, never the text
+    around it."""
+    where = ""
+    bad = [index for index, arg in enumerate(command) if "\0" in arg]
+    if "\0" in prompt:
+        where = f"the prompt (character {prompt.index(chr(0))})"
+    elif bad:
+        where = f"argument {bad[0]} of the command line"
+    elif "\0" in cwd:
+        where = "the working directory"
+    elif env is not None and any("\0" in k or "\0" in v for k, v in env.items()):
+        where = "the environment"
+    if where:
+        why = ValueError(f"{where} contains a NUL byte, which no program can be given")
+        raise InvalidDriverConfigError(driver_type, why)
 
 
 def _check_guard(state: SessionState, current: dict[str, str], append: str) -> None:

@@ -30,7 +30,7 @@ MESSAGE = "needs the kit's test extra; missing: "
 KIT = Path(adaptertest.__file__).resolve().parents[1]
 
 
-BASE = ("pytest", "hypothesis", "jsonschema", "rich", "uvicorn")
+BASE = ("pytest", "hypothesis", "jsonschema", "rich", "uvicorn", "detect_secrets")
 """The test extra's distributions: hidden, what remains is the base install."""
 
 
@@ -186,3 +186,12 @@ def test_emulate_without_uvicorn_names_the_test_extra(
     assert done.returncode == 2
     assert "adaptertest emulate: error: this command needs the kit's test extra" in done.stderr
     assert "uvicorn" in done.stderr
+
+
+def test_acpkit_without_the_acp_extra_names_the_extra(
+    python_without: Runner, tmp_path: Path
+) -> None:
+    done = python_without(("agent-client-protocol",), tmp_path, "-c", "import driver.acpkit")
+    assert done.returncode != 0
+    assert "pip install 'agent-driver-kit[acp]'" in done.stderr
+    assert "import driver.clikit" not in done.stderr

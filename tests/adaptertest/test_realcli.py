@@ -91,12 +91,19 @@ def npm_calls(tmp_path: Path) -> list[list[str]]:
 # -- the lock -----------------------------------------------------------------------------
 
 
-def test_the_kits_lock_pins_the_three_clis() -> None:
+def test_the_kits_lock_pins_the_three_clis_and_the_acp_agents() -> None:
     specs = realcli.load_lock()
     assert specs == {
         "claude": CLISpec("claude", "@anthropic-ai/claude-code", "2.1.328", "claude"),
         "codex": CLISpec("codex", "@openai/codex", "0.169.0", "codex"),
         "gemini": CLISpec("gemini", "@google/gemini-cli", "0.61.0", "gemini"),
+        "claude-acp": CLISpec(
+            "claude-acp", "@agentclientprotocol/claude-agent-acp", "0.101.0", "claude-agent-acp"
+        ),
+        "codex-acp": CLISpec("codex-acp", "@agentclientprotocol/codex-acp", "2.6.0", "codex-acp"),
+        "qwen": CLISpec("qwen", "@qwen-code/qwen-code", "0.24.4", "qwen"),
+        "opencode": CLISpec("opencode", "opencode-ai", "1.18.33", "opencode"),
+        "copilot": CLISpec("copilot", "@github/copilot", "1.0.102", "copilot"),
     }
 
 

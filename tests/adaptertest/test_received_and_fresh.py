@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from adaptertest import Options, check_driver
-from adaptertest._fresh import derive_factory_ref, other_hash_seed, unavailable_reason
+from adaptertest._fresh import derive_factory_ref, fresh_hash_seeds, unavailable_reason
 from adaptertest.options import OptionsError
 from adaptertest.rcv import changed_path, shared_objects, snapshot, verify_returned
 from driver import Checkpoint, Response, SessionState
@@ -35,10 +35,12 @@ def test_a_lambda_or_a_local_cannot_be_named() -> None:
     assert 'Options(factory_ref="yourpkg.module:new_driver")' in unavailable_reason(local)
 
 
-def test_the_fresh_seed_differs_from_this_one() -> None:
-    assert other_hash_seed({"PYTHONHASHSEED": "7"}) == "8"
-    assert other_hash_seed({"PYTHONHASHSEED": "4294967295"}) == "0"
-    assert other_hash_seed({}) == "1"
+def test_the_two_fresh_seeds_are_fixed_and_differ_from_this_one() -> None:
+    assert fresh_hash_seeds({"PYTHONHASHSEED": "7"}) == ("1", "2")
+    assert fresh_hash_seeds({"PYTHONHASHSEED": "1"}) == ("2", "3")
+    assert fresh_hash_seeds({"PYTHONHASHSEED": "2"}) == ("1", "3")
+    assert fresh_hash_seeds({"PYTHONHASHSEED": "random"}) == ("1", "2")
+    assert fresh_hash_seeds({}) == ("1", "2")
 
 
 @pytest.mark.parametrize("bad", ["module", ":attr", "module:", "a b:c", 3])

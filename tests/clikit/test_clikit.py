@@ -29,6 +29,7 @@ from driver import (
     SESSION_PARAM_WORKSPACE_ID,
     Descriptor,
     FailureCode,
+    InvalidDriverConfigError,
     InvalidOutputSchemaError,
     OutputFormat,
     OutputSchema,
@@ -825,44 +826,52 @@ async def test_the_resume_id_reaches_the_command_line() -> None:
     assert response.checkpoint is not None
 
 
-async def check_refused_before_launch(request: Request, error: type[Exception], match: str) -> None:
-    """``run_turn`` raises ``error`` (its message matching ``match``) before it builds the
-    command line, with nothing emitted."""
+async def check_refused_before_launch(
+    request: Request, error: type[Exception], match: str, marker: Path
+) -> None:
+    """``run_turn`` raises ``error`` (its message matching ``match``) with nothing emitted
+    and no process started (the command would write ``marker``)."""
     sink = RecordingSink()
-    launched: list[str] = []
-
-    def argv(resume_id: str) -> list[str]:
-        launched.append(resume_id)
-        return script()
-
+    command = script(code=f"open({str(marker)!r}, 'w').close()")
     with pytest.raises(error, match=match):
         await run_turn(
             request,
             sink,
             driver_type="toy",
-            argv=argv,
+            argv=lambda resume_id: command,
             cwd="",
             model="",
             timeout=0,
             parser=ToyParser,
         )
-    assert launched == []
+    assert not marker.exists()
     assert sink.events == []
     assert sink.stream == []
 
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("key", GUARDED_KEYS)
-async def test_resume_is_refused_before_launch_when_a_guard_changed(key: str) -> None:
+async def test_resume_is_refused_before_launch_when_a_guard_changed(
+    key: str, tmp_path: Path
+) -> None:
     state = SessionState(resume_id="s-7", data={key: "captured elsewhere"})
     request = Request(prompt="hi", streaming=True, session=SessionContext(state=state))
-    await check_refused_before_launch(request, SessionMismatchError, key)
+    await check_refused_before_launch(request, SessionMismatchError, key, tmp_path / "ran")
 
 
 @pytest.mark.anyio
-async def test_a_prompt_holding_a_nul_is_refused_before_launch() -> None:
+async def test_a_prompt_holding_a_nul_is_refused_before_launch_even_off_argv(
+    tmp_path: Path,
+) -> None:
+    """The command line here holds no prompt (a driver that writes it to stdin): the NUL
+    is refused all the same, naming where it is."""
     request = Request(prompt="before\x00after", streaming=True)
-    await check_refused_before_launch(request, RunError, r"NUL character \(U\+0000\) at index 6")
+    await check_refused_before_launch(
+        request,
+        InvalidDriverConfigError,
+        r"the prompt \(character 6\) contains a NUL byte",
+        tmp_path / "ran",
+    )
 
 
 # -- usage and native structured output -------------------------------------------------------

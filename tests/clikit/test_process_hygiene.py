@@ -35,6 +35,7 @@ from driver.clikit import (
     run_cli,
     run_turn,
 )
+from driver.clikit._proctable import is_running
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="process groups are POSIX")
 
@@ -59,17 +60,7 @@ def cli(code: str) -> list[str]:
 
 def gone(pid: int) -> bool:
     """The process no longer runs: absent from the table, or a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return stat.read().rpartition(b")")[2].split()[0] in (b"Z", b"X")
-    except FileNotFoundError:
-        return True
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        return False
+    return not is_running(pid)
 
 
 def pids(lines: list[bytes]) -> list[int]:

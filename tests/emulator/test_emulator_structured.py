@@ -132,6 +132,30 @@ def test_a_tool_turn_is_served_even_when_the_request_carries_a_schema() -> None:
     ]
 
 
+def test_a_tool_less_schema_request_leaves_a_tool_turn_to_the_next_request() -> None:
+    # claude-agent-acp asks for a session title (a JSON shape, no tools) while its main
+    # request, which offers tools, is on the way: the title must not take the tool turn.
+    turns = [Turn(tool_calls=[ToolCall(name="Bash", arguments={"command": "ls"})])]
+    title = {"format": {"type": "json_schema", "schema": SCHEMA}}
+    bash: anthropic.types.ToolParam = {
+        "name": "Bash",
+        "description": "Run a shell command.",
+        "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}},
+    }
+    with (
+        Emulator(Scenario(turns=turns)) as emu,
+        anthropic.Anthropic(base_url=emu.base_url, api_key="x", max_retries=0) as client,
+    ):
+        named = client.messages.create(
+            model="m", max_tokens=64, messages=HI, extra_body={"output_config": title}
+        )
+        main = client.messages.create(model="m", max_tokens=64, messages=HI, tools=[bash])
+    assert named.content[0].type == "text"
+    jsonschema.validate(json.loads(named.content[0].text), SCHEMA)
+    assert [b.type == "tool_use" and b.name for b in main.content] == ["Bash"]
+    assert [(r.side, r.turn) for r in emu.requests] == [(True, None), (False, 0)]
+
+
 ROUTER_SCHEMA = {
     "type": "OBJECT",
     "properties": {

@@ -17,6 +17,7 @@ from driver import (
     EnvironmentProbe,
     EnvironmentStatus,
     FailureCode,
+    HumanDecisionSupport,
     InvalidDriverConfigError,
     ModelDetector,
     ModelInfo,
@@ -26,6 +27,7 @@ from driver import (
     ProcessLifecycleDriver,
     ProfilePayload,
     ProfileReporter,
+    QuestionSupport,
     QuotaProbe,
     Request,
     ResolvedSkill,
@@ -34,6 +36,7 @@ from driver import (
     Role,
     RunEvent,
     RunEventType,
+    RunPolicyCapabilities,
     SessionCodec,
     SessionCodecProvider,
     SessionConfigFingerprinter,
@@ -164,9 +167,15 @@ def test_descriptor_declares_exactly_the_reference_capabilities() -> None:
     assert so.native_hitl is None
     assert so.prompt_validate_hitl is None
     assert so.notes
+    # Permission decisions: asked, or taken by policy; questions: asked or refused. No
+    # retry: the reference cannot ask the same thing twice.
+    assert desc.run_policy_caps == RunPolicyCapabilities(
+        permission=HumanDecisionSupport(ask=True, auto_approve=True, auto_reject=True),
+        question=QuestionSupport(ask=True, auto_reject=True),
+    )
     # Everything else stays at its zero value.
     zero = type(desc)()
-    for name in ("mcp", "instructions", "process", "run_policy_caps", "runtime", "observation"):
+    for name in ("mcp", "instructions", "process", "runtime", "observation"):
         assert getattr(desc, name) == getattr(zero, name), name
 
 
@@ -292,7 +301,7 @@ async def test_inspection_probes() -> None:
     assert await driver.config_schema(None) == driver.descriptor().config_schema
 
 
-def test_stream_capability_is_stable_and_without_hitl() -> None:
+def test_stream_capability_is_stable_and_streams_hitl() -> None:
     driver = ReferenceDriver()
     cap = driver.stream_capability()
     assert cap == driver.stream_capability()
@@ -300,7 +309,7 @@ def test_stream_capability_is_stable_and_without_hitl() -> None:
     assert cap.token_level
     assert cap.reasoning
     assert cap.tool_call_args
-    assert not cap.hitl
+    assert cap.hitl
 
 
 @pytest.mark.anyio

@@ -317,3 +317,12 @@ def test_a_cut_stream_must_be_named_as_one(message: str, named: bool) -> None:
     )
     verdict = verify_persistent_fault(_observed(response), label=cut[1], named=cut[2])
     assert (verdict == []) is named, verdict
+
+
+def test_the_report_names_the_bindings_protocol_and_what_it_cannot_do() -> None:
+    binding = ModelBinding(
+        driver=_never_called, protocol="gemini", cannot={"TOL-02": "x", "INP-01": "y"}
+    )
+    report = check_driver(ReferenceDriver, Options(model_binding=binding), only=["DRV-01"])
+    assert report.run is not None
+    assert report.run.options["model_binding"] == "gemini; cannot: INP-01, TOL-02"

@@ -18,6 +18,7 @@ import functools
 import hashlib
 import itertools
 import json
+import math
 import sys
 import threading
 import time
@@ -50,12 +51,18 @@ from driver import (
     CapabilityRef,
     Checkpoint,
     ConfigSchema,
+    DecisionCapableSink,
+    DecisionRequest,
+    DecisionResponse,
+    DecisionResult,
     Descriptor,
     DetectedModel,
     EnvironmentCheck,
     EnvironmentReport,
     EventSink,
     FailureCode,
+    HumanDecisionKind,
+    HumanDecisionMode,
     InvalidDriverConfigError,
     InvocationEvidence,
     InvocationPhase,
@@ -76,6 +83,7 @@ from driver import (
     RunEvent,
     RunEventType,
     RunFailure,
+    RunPolicyCapabilities,
     SessionCapability,
     SessionContext,
     SessionParams,
@@ -109,7 +117,7 @@ from referencedriver import (
     ReferenceModel,
     ReferenceSessionCodec,
 )
-from referencedriver._conformance import model_binding as reference_binding
+from referencedriver._decisions import Action, Decision, run_shell
 
 __all__ = [
     "BASELINE",
@@ -234,14 +242,17 @@ FULL_OPTIONS = _opts(
     concurrent_runs=3,
     drift=no_cli_drift(lambda: ReferenceDriver(ReferenceConfig(cwd="project"))),
     model_requests=CONTROL_MODEL.requests_so_far,
-    model_binding=reference_binding(),
 )
 """Every opt-in any mutant uses, switched on at once, for the positive control.
 
-Left out: a custom ``live_prompt`` (it turns LIV-02 off) and the short deadline of the
-hanging-run mutant. ``model_requests`` reads :data:`CONTROL_MODEL`, so a control built
-without it fails SYS-02 (its model side recorded nothing). The drift probe builds a
-reference driver, which runs no CLI: the reference skips DFT with the reason that says so.
+Left out: a custom ``live_prompt`` (it turns LIV-02 off), the short deadline of the
+hanging-run mutant, and ``model_binding``: the hitl probe would run its decisions through
+the binding, which the reference's network mode does not make; the positive control
+judges the scenario clauses in a second run, bound to the network mode
+(:func:`referencedriver._conformance.model_binding`).
+``model_requests`` reads :data:`CONTROL_MODEL`, so a control built without it fails
+SYS-02 (its model side recorded nothing). The drift probe builds a reference driver,
+which runs no CLI: the reference skips DFT with the reason that says so.
 """
 
 
@@ -278,6 +289,17 @@ class _HookedSink:
             self._sink.emit_stream(out)
 
 
+class _HookedDecisionSink(_HookedSink):
+    """A hooked sink over a decision-capable one: decisions pass straight through."""
+
+    def __init__(self, driver: Rewriting, sink: DecisionCapableSink) -> None:
+        super().__init__(driver, sink)
+        self._decider = sink
+
+    async def request_decision(self, request: DecisionRequest) -> DecisionResponse:
+        return await self._decider.request_decision(request)
+
+
 class Rewriting(ReferenceDriver):
     """The reference driver with a hook over each thing a run emits or returns.
 
@@ -303,7 +325,12 @@ class Rewriting(ReferenceDriver):
         return response
 
     async def run(self, request: Request, sink: EventSink) -> Response:
-        response = await super().run(request, _HookedSink(self, sink))
+        hooked = (
+            _HookedDecisionSink(self, sink)
+            if isinstance(sink, DecisionCapableSink)
+            else _HookedSink(self, sink)
+        )
+        response = await super().run(request, hooked)
         transcript = [self.item(item) for item in response.transcript]
         return self.respond(request, response.model_copy(update={"transcript": transcript}))
 
@@ -1154,6 +1181,154 @@ class ResumesChangedAppend(ReferenceDriver):
             session = SessionContext(state=state.model_copy(update={"data": data}))
             request = request.model_copy(update={"session": session})
         return await super().run(request, sink)
+
+
+# ------------------------------------------------------------------------------------
+# HIL: human decisions
+# ------------------------------------------------------------------------------------
+
+
+def _hil(make: Callable[[ReferenceModel], object]) -> tuple[Callable[[], object], Options]:
+    """A HIL mutant's factory and options: its own scripted model, whose requests show
+    the probe whether a tool ran."""
+    model = ReferenceModel()
+    return (lambda: make(model)), _live(model_requests=model.requests_so_far)
+
+
+def _with_decisions(request: Request, **changes: Any) -> Request:
+    """``request`` with some fields of its human-decision policy replaced."""
+    policy = request.policy.human_decision.model_copy(update=changes)
+    return request.model_copy(
+        update={"policy": request.policy.model_copy(update={"human_decision": policy})}
+    )
+
+
+class NeverAsks(ReferenceDriver):
+    """Ignores an Ask policy for permission: runs the command as if auto-approved."""
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        if request.policy.human_decision.permission in (HumanDecisionMode.UNSET, _ASK_MODE):
+            request = _with_decisions(request, permission=HumanDecisionMode.AUTO_APPROVE)
+        return await super().run(request, sink)
+
+
+class ApprovedButNotRun(ReferenceDriver):
+    """Reports a command the host approved as done without running it."""
+
+    @staticmethod
+    def _perform(action: Action, decision: Decision) -> str:
+        if decision.request is not None and decision.result == DecisionResult.APPROVED:
+            return "done"
+        return ReferenceDriver._perform(action, decision)
+
+
+class RejectedButRun(ReferenceDriver):
+    """Runs a command the host rejected (the run then goes on or fails as the policy says)."""
+
+    @staticmethod
+    def _perform(action: Action, decision: Decision) -> str:
+        if (
+            decision.result == DecisionResult.REJECTED
+            and action.kind == HumanDecisionKind.PERMISSION
+        ):
+            return run_shell(action.detail)
+        return ReferenceDriver._perform(action, decision)
+
+
+class RejectionReportedAsTimeout(ReferenceDriver):
+    """Ends a run whose decision the host rejected with decision_timeout."""
+
+    def _decision_failure(self, action: Action, decision: Decision) -> RunFailure:
+        failure = super()._decision_failure(action, decision)
+        if decision.request is not None and decision.result == DecisionResult.REJECTED:
+            return failure.model_copy(update={"code": FailureCode.TIMEOUT})
+        return failure
+
+
+class RejectionWithoutHumanDecision(ReferenceDriver):
+    """Ends a run whose decision the host rejected without failure.human_decision."""
+
+    def _decision_failure(self, action: Action, decision: Decision) -> RunFailure:
+        failure = super()._decision_failure(action, decision)
+        if decision.request is not None and decision.result == DecisionResult.REJECTED:
+            return failure.model_copy(update={"human_decision": None})
+        return failure
+
+
+class WaitsForTheRunDeadline(ReferenceDriver):
+    """Ignores the policy's timeout: waits for an answer until the run itself is stopped."""
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        return await super().run(_with_decisions(request, timeout=timedelta(seconds=-1)), sink)
+
+
+class ResolvedNeverStreamed(Rewriting):
+    """Announces each decision with hitl.requested and never closes it with hitl.resolved."""
+
+    def stream(self, payload: StreamPayload) -> list[StreamPayload]:
+        return [] if payload.kind == StreamKind.HITL_RESOLVED else [payload]
+
+
+class AsksUnderAutoApprove(ReferenceDriver):
+    """Asks the host even when the policy says auto_approve."""
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        if request.policy.human_decision.permission == HumanDecisionMode.AUTO_APPROVE:
+            request = _with_decisions(request, permission=_ASK_MODE)
+        return await super().run(request, sink)
+
+
+class DropsTheAnswer(ReferenceDriver):
+    """Tells the model a question was answered, without the host's text."""
+
+    @staticmethod
+    def _perform(action: Action, decision: Decision) -> str:
+        if decision.result == DecisionResult.ANSWERED:
+            return "answered"
+        return ReferenceDriver._perform(action, decision)
+
+
+class _ShieldedDecisions:
+    """Forwards to a sink, shielding each decision wait from cancellation: only the
+    decision's own deadline ends it."""
+
+    def __init__(self, sink: DecisionCapableSink) -> None:
+        self._sink = sink
+
+    def emit(self, event: RunEvent) -> None:
+        self._sink.emit(event)
+
+    def emit_stream(self, payload: StreamPayload) -> None:
+        self._sink.emit_stream(payload)
+
+    async def request_decision(self, request: DecisionRequest) -> DecisionResponse:
+        response = DecisionResponse(request_id=request.request_id, result=DecisionResult.TIMED_OUT)
+        with anyio.CancelScope(shield=True):
+            left = math.inf
+            if request.deadline is not None:
+                left = (request.deadline - datetime.now(UTC)).total_seconds()
+            with anyio.move_on_after(left):
+                response = await self._sink.request_decision(request)
+        return response
+
+
+class KeepsWaitingWhenCancelled(ReferenceDriver):
+    """Keeps waiting for a pending decision after the run is cancelled."""
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        if isinstance(sink, DecisionCapableSink):
+            return await super().run(request, _ShieldedDecisions(sink))
+        return await super().run(request, sink)
+
+
+class AsksWithoutDeclaring(ReferenceDriver):
+    """Declares no ask mode, and asks the host anyway."""
+
+    def descriptor(self) -> Descriptor:
+        return _with(super().descriptor(), run_policy_caps=RunPolicyCapabilities())
+
+
+_ASK_MODE = HumanDecisionMode.ASK
 
 
 # ------------------------------------------------------------------------------------
@@ -2570,6 +2745,74 @@ MUTANTS: tuple[Mutant, ...] = (
         "resumes a session captured under one append with another",
         ResumesChangedAppend,
         _live(),
+    ),
+    # --- HIL ---
+    Mutant(
+        "NeverAsks",
+        "HIL-01",
+        "ignores an Ask policy for permission: runs the command without asking the host",
+        *_hil(lambda m: NeverAsks(model=m)),
+    ),
+    Mutant(
+        "ResolvedNeverStreamed",
+        "HIL-02",
+        "streams hitl.requested for each decision but never hitl.resolved",
+        *_hil(lambda m: ResolvedNeverStreamed(model=m)),
+    ),
+    Mutant(
+        "ApprovedButNotRun",
+        "HIL-03",
+        "reports a command the host approved as done without running it",
+        *_hil(lambda m: ApprovedButNotRun(model=m)),
+    ),
+    Mutant(
+        "RejectedButRun",
+        "HIL-04",
+        "runs a command the host rejected",
+        *_hil(lambda m: RejectedButRun(model=m)),
+    ),
+    Mutant(
+        "RejectionReportedAsTimeout",
+        "HIL-04",
+        "ends a run whose decision the host rejected with decision_timeout",
+        *_hil(lambda m: RejectionReportedAsTimeout(model=m)),
+    ),
+    Mutant(
+        "RejectionWithoutHumanDecision",
+        "HIL-04",
+        "ends a run whose decision the host rejected with decision_rejected but no "
+        "failure.human_decision",
+        *_hil(lambda m: RejectionWithoutHumanDecision(model=m)),
+    ),
+    Mutant(
+        "WaitsForTheRunDeadline",
+        "HIL-05",
+        "ignores the policy's timeout and waits for an answer until the run is stopped",
+        *_hil(lambda m: WaitsForTheRunDeadline(model=m)),
+    ),
+    Mutant(
+        "AsksUnderAutoApprove",
+        "HIL-06",
+        "asks the host although the policy says auto_approve",
+        *_hil(lambda m: AsksUnderAutoApprove(model=m)),
+    ),
+    Mutant(
+        "DropsTheAnswer",
+        "HIL-07",
+        "tells the model the question was answered, without the host's text",
+        *_hil(lambda m: DropsTheAnswer(model=m)),
+    ),
+    Mutant(
+        "KeepsWaitingWhenCancelled",
+        "HIL-08",
+        "shields a pending decision from the run's cancellation and keeps waiting",
+        *_hil(lambda m: KeepsWaitingWhenCancelled(model=m)),
+    ),
+    Mutant(
+        "AsksWithoutDeclaring",
+        "HIL-09",
+        "declares no ask mode in run_policy_caps, and asks the host anyway",
+        *_hil(lambda m: AsksWithoutDeclaring(model=m)),
     ),
     # --- scenario clauses: the network mode, bound to the suite's model emulator ---
     *(

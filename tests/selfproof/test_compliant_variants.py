@@ -35,6 +35,7 @@ from mutants import NO_CLI_SKIP, no_cli_drift
 from adaptertest import ClauseStatus, Options, check_driver
 from adaptertest.clauses import CLAUSES, Mode
 from adaptertest.dft import DRIFT_CLAUSES
+from adaptertest.hil import ASKING_CLAUSES
 from adaptertest.options import Backend
 from driver import (
     SESSION_PARAM_APPEND_SYSTEM_PROMPT_FINGERPRINT,
@@ -120,6 +121,7 @@ NO_STREAM_SUPPORT = "does not implement driver.StreamSupport"
 NO_NATIVE = "declares structured_output.json_schema_native=False"
 NO_RESUME = "returned no valid checkpoint with state"  # only for drivers without resume
 NO_APPEND = "does not declare system_prompt.append"  # all but the appenders
+NO_ASK = "declares no ask mode"  # none of them asks a host: HIL-09 alone is judged
 
 CAP_PROBES = ("CAP-03", "CAP-04", "CAP-05", "CAP-06", "CAP-07", "CAP-08")
 SES_CODEC = ("SES-01", "SES-02", "SES-03", "SES-04", "SES-05", "SES-06", "SES-07", "SES-08")
@@ -635,6 +637,7 @@ def test_compliant_variant_passes_every_clause_it_can_be_judged_on(
         "SYS-02": NO_APPEND,
         "SYS-03": NO_APPEND,
         "OBS-07": "strict_observation_demand",  # stricter than upstream: off
+        **dict.fromkeys(ASKING_CLAUSES, NO_ASK),
     }
     allowed_skips = {
         clause: phrase for clause, phrase in {**defaults, **skips}.items() if phrase is not None

@@ -50,6 +50,7 @@ from mutants import NO_CLI_SKIP, no_cli_drift
 
 from adaptertest import CLAUSES, ClauseStatus, ConformanceReport, Options, check_driver
 from adaptertest.dft import DRIFT_CLAUSES
+from adaptertest.hil import ASKING_CLAUSES
 from driver import (
     Checkpoint,
     Descriptor,
@@ -748,6 +749,9 @@ def test_the_unbroken_baseline_passes_every_clause(backend: str) -> None:
     # It declares no appended system prompt, so nothing is delivered or stored (SYS-02/03).
     for clause in ("SYS-02", "SYS-03"):
         assert "does not declare system_prompt.append" in skipped.pop(clause)
+    # It declares no ask mode: only HIL-09 (the sink is never asked) is judged.
+    for clause in ASKING_CLAUSES:
+        assert "declares no ask mode" in skipped.pop(clause)
     assert set(skipped) == set(DRIFT_CLAUSES), report.summary()
     assert all(NO_CLI_SKIP in reason for reason in skipped.values()), skipped
 

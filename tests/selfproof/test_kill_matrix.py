@@ -31,9 +31,11 @@ from mutants import (
 )
 
 from adaptertest import CLAUSES, ClauseStatus, ConformanceReport, check_driver
+from adaptertest.clauses import Mode
 from adaptertest.dft import DRIFT_CLAUSES
 from adaptertest.options import Backend, Options
 from referencedriver import ReferenceDriver
+from referencedriver._conformance import model_binding as reference_binding
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "mutants.md"
 
@@ -85,7 +87,8 @@ def test_extra_failures_are_explained() -> None:
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
 def test_reference_passes_every_clause_with_every_option(backend: Backend) -> None:
     """Every clause passes, but the drift clauses: the reference runs no CLI, so it skips
-    them with the reason that says so."""
+    them with the reason that says so. The scenario clauses pass in a second run, bound
+    to the reference's network mode (FULL_OPTIONS has no binding: see _TUNING)."""
     options = dataclasses.replace(FULL_OPTIONS, backend=backend)
     report = check_driver(lambda: ReferenceDriver(model=CONTROL_MODEL), options)
     not_passed = {r.clause: r.status.value for r in report if r.status is not ClauseStatus.PASSED}
@@ -93,16 +96,30 @@ def test_reference_passes_every_clause_with_every_option(backend: Backend) -> No
     for clause, messages in drift.items():
         assert not_passed.pop(clause) == "skipped"
         assert NO_CLI_SKIP in messages[0], messages
+    scenario = [c.id for c in CLAUSES if c.mode is Mode.SCENARIO]
+    for clause in scenario:
+        assert not_passed.pop(clause) == "skipped"
+        assert "Options(model_binding=ModelBinding(" in report.result(clause).messages[0]
     assert not not_passed, "\n".join(
         r.describe() for r in report if r.status is not ClauseStatus.PASSED
     )
     assert len(report.results) == len(CLAUSES)
     assert set(drift) == set(DRIFT_CLAUSES)
+    bound = dataclasses.replace(options, model_binding=reference_binding())
+    scenarios = check_driver(ReferenceDriver, bound, only=scenario)
+    failing = [r.describe() for r in scenarios if r.status is not ClauseStatus.PASSED]
+    assert not failing, "\n".join(failing)
+    assert [r.clause for r in scenarios] == scenario
 
 
 # Options that tune a run rather than switch a check on. live_expect_failure turns the
 # expectation around (the run must fail), which the succeeding reference cannot meet.
-_TUNING = frozenset({"live_prompt", "live_run_timeout", "max_examples", "live_expect_failure"})
+# model_binding: with a binding the hitl probe also runs its decisions through it, and the
+# reference's network mode makes no human decisions, so FULL_OPTIONS leaves it off and the
+# positive control judges the scenario clauses in a run of their own, bound.
+_TUNING = frozenset(
+    {"live_prompt", "live_run_timeout", "max_examples", "live_expect_failure", "model_binding"}
+)
 
 
 def test_full_options_switch_on_everything_the_mutants_use() -> None:

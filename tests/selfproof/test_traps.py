@@ -1,5 +1,6 @@
 """Hostile drivers for the Python traps a host pays for: a cancellation the suite never
-asked for, and vendor data nested deeper than the interpreter's recursion limit.
+asked for, vendor data nested deeper than the interpreter's recursion limit, and a guard
+whose set order a lucky parent hash seed shares with a fresh interpreter.
 
 Each runs the whole suite on both backends and checks that the suite judged the driver
 (clause-tagged failures naming what the driver did) and never failed in its own code.
@@ -8,6 +9,13 @@ Each runs the whole suite on both backends and checks that the suite judged the 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,8 +24,16 @@ from mutants import Rewriting
 from adaptertest import ClauseStatus, ConformanceReport, Options, check_driver
 from adaptertest._depth import MAX_DEPTH, depth_of
 from adaptertest.options import Backend
-from driver import EventSink, Request, Response, StreamPayload, TranscriptItem, TranscriptKind
-from referencedriver import ReferenceDriver
+from driver import (
+    EventSink,
+    Request,
+    Response,
+    SessionParams,
+    StreamPayload,
+    TranscriptItem,
+    TranscriptKind,
+)
+from referencedriver import ReferenceDriver, ReferenceSessionCodec
 
 BACKENDS: tuple[Backend, ...] = ("asyncio", "trio")
 OWN_CODE = ("please report", "in the suite", "could not be judged")
@@ -195,3 +211,101 @@ def test_depth_is_measured_without_recursion() -> None:
     cycle: list[object] = []
     cycle.append(cycle)
     assert depth_of(cycle) == 1
+
+
+# -- a set order that a lucky parent shares --------------------------------------------------
+
+SMALL_SET = ("adaptertest_probe", "adaptertest_order")
+"""The data keys of the suite's default seed state: a set of two strings has two orders."""
+HERE = Path(__file__).resolve().parent
+
+
+class _SmallSetCodec(ReferenceSessionCodec):
+    def guard_fingerprint(self, params: SessionParams) -> str:
+        digest = hashlib.sha256(params.resume_id.encode())
+        # Built from a fixed tuple, so one interpreter always gives one order; the next
+        # interpreter's hash seed may give the other.
+        for key in {k for k in SMALL_SET if k in params.values}:
+            digest.update(f"{key}={params.values[key]}\n".encode())
+        return digest.hexdigest()
+
+
+class SmallSetGuard(ReferenceDriver):
+    """Hashes two guard values in the order of a set of their keys."""
+
+    def session_codec(self) -> ReferenceSessionCodec:
+        return _SmallSetCodec()
+
+
+def _python(code: str, seed: int) -> subprocess.CompletedProcess[str]:
+    """``python -c code`` with ``PYTHONHASHSEED=seed``, this directory importable."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"}
+    env["PYTHONHASHSEED"] = str(seed)
+    env["PYTHONPATH"] = os.pathsep.join([str(HERE), *(p for p in sys.path if p)])
+    return subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def _order(seed: int) -> list[str]:
+    done = _python(
+        f"print(__import__('json').dumps([k for k in {{k for k in {SMALL_SET!r}}}]))", seed
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    order: list[str] = json.loads(done.stdout)
+    return order
+
+
+def test_a_parent_seed_that_shares_the_childs_set_order_does_not_pass_a_set_order_guard() -> None:
+    """One child with the parent's seed plus one was passed whenever the two seeds order the
+    set alike (about half the parent seeds for two keys). The children's fixed seeds order
+    it differently, so the guard fails whatever the parent's seed."""
+    assert _order(1) != _order(2), "the premise: the children's seeds order the set apart"
+    parent = next(seed for seed in range(4, 40) if _order(seed) == _order(seed + 1))
+    code = (
+        "from adaptertest import Options, check_driver\n"
+        "from test_traps import SmallSetGuard\n"
+        "[r] = check_driver(SmallSetGuard, Options(max_examples=5), only=['SES-05']).results\n"
+        "print(__import__('json').dumps([r.status.value, list(r.messages)]))\n"
+    )
+    done = _python(code, parent)
+    assert done.returncode == 0, done.stderr[-2000:]
+    status, messages = json.loads(done.stdout.strip().splitlines()[-1])
+    assert status == "failed", (parent, messages)
+    assert messages[0].startswith("SES-05: guard_fingerprint differs in a fresh interpreter")
+    assert "PYTHONHASHSEED=" in messages[0]
+    assert f"PYTHONHASHSEED={parent}" not in messages[0]  # the children never use the parent's
+
+
+# -- a response edited after the first look ---------------------------------------------------
+
+EDIT_DELAY = 1.0
+"""Seconds after run() returned that the driver's timer rewrites the response: past the
+first look (about half a second), well within the last look's wait."""
+
+
+class EditsItsResponseLater(ReferenceDriver):
+    """A background flush that rewrites the returned response a second after run()."""
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        response = await super().run(request, sink)
+
+        def flush() -> None:
+            response.output = "rewritten by the background flush"
+
+        threading.Timer(EDIT_DELAY, flush).start()
+        return response
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_edit_after_the_first_look_is_seen_at_the_last(backend: Backend) -> None:
+    options = Options(live_run=True, backend=backend, fresh_process=False)
+    report = check_driver(EditsItsResponseLater, options)
+    assert _suite_faults(report) == []
+    failed = {r.clause: r for r in report if r.status is ClauseStatus.FAILED}
+    assert set(failed) == {"RCV-02"}, [r.describe() for r in failed.values()]
+    message = failed["RCV-02"].messages[0]
+    assert message.startswith("RCV-02: ")
+    assert "changed after it returned (at .output, seen at the last look" in message
+    seconds = float(message.split("when the verdicts were read, ")[1].split(" s after")[0])
+    assert seconds >= EDIT_DELAY  # the edit was made, and so seen, after the first look

@@ -45,6 +45,10 @@ class MycliStreamParser(JsonlParser):
         self._result: dict[str, Any] | None = None
         self._last_message = ""
 
+    def needs_text(self, line: dict[str, Any]) -> bool:
+        """Only the ``result`` line's text is kept (the terminal payload, verbatim)."""
+        return line.get("type") == "result"
+
     def on_object(self, line: dict[str, Any], text: str) -> None:
         """Dispatch one line on its ``type``."""
         kind = line.get("type")

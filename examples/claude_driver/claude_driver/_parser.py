@@ -212,6 +212,10 @@ class ClaudeStreamParser(JsonlParser):
         elif kind == "rate_limit_event":
             self._rate_limit_event(dict_field(line, "rate_limit_info"))
 
+    def needs_text(self, line: dict[str, Any]) -> bool:
+        """Only the ``result`` line's text is kept (the terminal payload, verbatim)."""
+        return line.get("type") == "result"
+
     def _system(self, line: dict[str, Any]) -> None:
         subtype = str_field(line, "subtype")
         if subtype == "init":

@@ -221,6 +221,10 @@ class CodexStreamParser(JsonlParser):
 
     # -- feeding --------------------------------------------------------------------------
 
+    def needs_text(self, line: dict[str, Any]) -> bool:
+        """Only a turn's end keeps its line's text (the terminal payload, verbatim)."""
+        return line.get("type") in ("turn.completed", "turn.failed")
+
     def on_object(self, line: dict[str, Any], text: str) -> None:
         """Dispatch one event on its ``type``."""
         kind = line.get("type")

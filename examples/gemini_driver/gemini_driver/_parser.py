@@ -188,6 +188,10 @@ class GeminiStreamParser(JsonlParser):
         elif kind == "result":
             self._result_line(line, text)
 
+    def needs_text(self, line: dict[str, Any]) -> bool:
+        """Only the ``result`` line's text is kept (the terminal payload, verbatim)."""
+        return line.get("type") == "result"
+
     def _init(self, line: dict[str, Any]) -> None:
         self.session_id = str_field(line, "session_id")
         self.model = str_field(line, "model") or self.model

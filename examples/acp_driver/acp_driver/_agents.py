@@ -1,0 +1,194 @@
+"""How each agent is started in ACP mode and pointed at a model endpoint, offline.
+
+Every agent gets a fresh home (its own variables point into it), a dummy API key and
+the endpoint's base URL; none needs ``authenticate``. What each needs is in docs/acp.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from acp_driver._driver import ACPAgentDriver
+from adaptertest.options import ModelBinding, ModelEndpoint
+from driver.acpkit import ACPConfig
+
+__all__ = ["AGENTS", "AgentSetup", "agent_config", "agent_driver", "model_binding"]
+
+DUMMY_KEY = "sk-emulator-dummy"
+ANTHROPIC_MODEL = "claude-sonnet-4-5"
+GEMINI_MODEL = "gemini-2.5-flash"
+OPENAI_MODEL = "gpt-5.1-codex"
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSetup:
+    """One agent: the lock's name of its CLI, its ACP arguments, the model protocol it
+    speaks to the endpoint, and the environment (and files) that point it there."""
+
+    cli: str
+    args: tuple[str, ...]
+    protocol: str
+    model: str
+    env: Callable[[str, Path], dict[str, str]]
+    """``(base_url, home) -> variables``; may write config files under ``home``."""
+
+
+def _root_sandbox() -> dict[str, str]:
+    # Claude Code refuses to skip permission prompts as root unless told it is sandboxed;
+    # the Agent SDK asks it to, so session/new fails without this under root.
+    return {"IS_SANDBOX": "1"} if hasattr(os, "geteuid") and os.geteuid() == 0 else {}
+
+
+def _gemini(base: str, home: Path) -> dict[str, str]:
+    settings = home / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(
+        json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}}), encoding="utf-8"
+    )
+    return {
+        "GEMINI_CLI_HOME": str(home),
+        "GEMINI_API_KEY": DUMMY_KEY,
+        "GOOGLE_GEMINI_BASE_URL": base,
+        "GEMINI_CLI_TRUST_WORKSPACE": "true",
+    }
+
+
+def _claude(base: str, home: Path) -> dict[str, str]:
+    return {
+        "ANTHROPIC_BASE_URL": base,
+        "ANTHROPIC_API_KEY": DUMMY_KEY,
+        "ANTHROPIC_MODEL": ANTHROPIC_MODEL,
+        "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "CLAUDE_CODE_MAX_RETRIES": "1",
+        **_root_sandbox(),
+    }
+
+
+def _qwen(base: str, home: Path) -> dict[str, str]:
+    return {
+        "ANTHROPIC_BASE_URL": base,
+        "ANTHROPIC_API_KEY": DUMMY_KEY,
+        "ANTHROPIC_MODEL": ANTHROPIC_MODEL,
+    }
+
+
+def _opencode(base: str, home: Path) -> dict[str, str]:
+    config = {
+        "$schema": "https://opencode.ai/config.json",
+        "model": f"emulator/{ANTHROPIC_MODEL}",
+        "provider": {
+            "emulator": {
+                "npm": "@ai-sdk/anthropic",
+                "options": {"baseURL": f"{base}/v1", "apiKey": DUMMY_KEY},
+                "models": {ANTHROPIC_MODEL: {"name": ANTHROPIC_MODEL}},
+            }
+        },
+        "permission": {"bash": "ask"},
+    }
+    return {
+        "OPENCODE_CONFIG_CONTENT": json.dumps(config),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "OPENCODE_DISABLE_MODELS_FETCH": "1",
+        "OPENCODE_DISABLE_AUTOUPDATE": "1",
+        "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
+        "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+        "OPENCODE_DISABLE_SHARE": "1",
+    }
+
+
+def _copilot(base: str, home: Path) -> dict[str, str]:
+    return {
+        "COPILOT_OFFLINE": "true",
+        "COPILOT_PROVIDER_BASE_URL": base,
+        "COPILOT_PROVIDER_TYPE": "anthropic",
+        "COPILOT_PROVIDER_API_KEY": DUMMY_KEY,
+        "COPILOT_MODEL": ANTHROPIC_MODEL,
+        "COPILOT_HOME": str(home / ".copilot"),
+        "COPILOT_AUTO_UPDATE": "false",
+    }
+
+
+def _codex(base: str, home: Path) -> dict[str, str]:
+    codex_home = home / ".codex"
+    codex_home.mkdir(parents=True, exist_ok=True)
+    (codex_home / "config.toml").write_text(
+        f'model = "{OPENAI_MODEL}"\n'
+        'model_provider = "emulator"\n'
+        "[model_providers.emulator]\n"
+        'name = "emulator"\n'
+        f'base_url = "{base}/v1"\n'
+        'wire_api = "responses"\n'
+        'env_key = "EMULATOR_API_KEY"\n',
+        encoding="utf-8",
+    )
+    return {"CODEX_HOME": str(codex_home), "EMULATOR_API_KEY": DUMMY_KEY}
+
+
+AGENTS: Mapping[str, AgentSetup] = {
+    "gemini": AgentSetup("gemini", ("--acp", "-m", GEMINI_MODEL), "gemini", GEMINI_MODEL, _gemini),
+    "claude-acp": AgentSetup("claude-acp", (), "anthropic", ANTHROPIC_MODEL, _claude),
+    "codex-acp": AgentSetup("codex-acp", (), "openai-responses", OPENAI_MODEL, _codex),
+    "qwen": AgentSetup(
+        "qwen", ("--acp", "--auth-type", "anthropic"), "anthropic", ANTHROPIC_MODEL, _qwen
+    ),
+    "opencode": AgentSetup("opencode", ("acp",), "anthropic", ANTHROPIC_MODEL, _opencode),
+    "copilot": AgentSetup(
+        "copilot", ("--acp", "--stdio", "--no-auto-update"), "anthropic", ANTHROPIC_MODEL, _copilot
+    ),
+}
+"""The agents by the lock's name of their CLI (``examples/cli-versions.json``)."""
+
+
+def agent_config(
+    name: str,
+    program: str | Path,
+    base_url: str,
+    home: Path,
+    *,
+    persistent: bool = False,
+    timeout: float = 120.0,
+) -> ACPConfig:
+    """The config that starts agent ``name`` (binary ``program``) in ACP mode, pointed at
+    ``base_url``, with everything it keeps under ``home`` (created)."""
+    setup = AGENTS[name]
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "tmp").mkdir(exist_ok=True)
+    env = {"HOME": str(home), "TMPDIR": str(home / "tmp"), **setup.env(base_url, home)}
+    return ACPConfig(
+        command=(str(program), *setup.args),
+        model=setup.model,
+        env=env,
+        home=str(home),
+        persistent=persistent,
+        timeout=timeout,
+    )
+
+
+def agent_driver(name: str, config: ACPConfig) -> ACPAgentDriver:
+    """The driver of agent ``name`` built with ``config``."""
+    return ACPAgentDriver(config, agent=name)
+
+
+def model_binding(
+    name: str, program: str | Path, *, persistent: bool = False, timeout: float = 180.0
+) -> ModelBinding:
+    """How the suite's scenario clauses point agent ``name`` at the model endpoint they
+    run: the agent's config on the endpoint's URL, home and workspace, with the
+    endpoint's variables (its process marker among them) over the agent's own."""
+
+    def build(endpoint: ModelEndpoint) -> ACPAgentDriver:
+        config = agent_config(
+            name, program, endpoint.base_url, endpoint.home, persistent=persistent, timeout=timeout
+        )
+        update = {"cwd": str(endpoint.workspace), "env": {**config.env, **endpoint.env}}
+        return agent_driver(name, config.model_copy(update=update))
+
+    return ModelBinding(driver=build, protocol=AGENTS[name].protocol)

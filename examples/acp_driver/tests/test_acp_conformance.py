@@ -1,0 +1,59 @@
+"""The ACP example driver against the whole conformance suite, on replays of real agents.
+
+Each "live" run is hermetic: the configured command is the kit's ACP replay stand-in
+(``python -m adaptertest.acpreplay``) playing a real agent's ACP traffic recorded with
+``adaptertest record`` (``acp_driver._record``), answering the driver's requests in the
+recorded order. The driver reaches level ``live``; ``full`` needs native structured
+output, which ACP version 1 does not have (docs/acp.md). CON-01 runs two replays at once.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+import adaptertest
+from acp_driver import ACPAgentDriver
+from adaptertest import Level
+from adaptertest import clikit as testing
+from adaptertest.options import Backend
+from driver.acpkit import ACPConfig
+
+RECORDINGS = testing.recordings_dir(__file__)
+RESUME_ID = "0b6f3c2a-7d41-4e9a-8c5b-2f1e9d7a4c60"  # the seed session of the codec clauses
+AGENTS = {"claude-acp": "claude-sonnet-4-5", "gemini": "gemini-2.5-flash"}
+
+
+def replay_config(recording: str, model: str, *, persistent: bool = False) -> ACPConfig:
+    """A config whose agent is the ACP replay stand-in playing ``recording``."""
+    command = (sys.executable, "-m", "adaptertest.acpreplay", str(RECORDINGS / recording), "--")
+    return ACPConfig(command=command, model=model, persistent=persistent, timeout=60)
+
+
+CLAUDE = replay_config("claude-acp_ok.jsonl", AGENTS["claude-acp"])
+GEMINI = replay_config("gemini_ok.jsonl", AGENTS["gemini"])
+
+
+def new_claude_driver() -> ACPAgentDriver:
+    return ACPAgentDriver(CLAUDE, agent="claude-acp")
+
+
+def new_gemini_driver() -> ACPAgentDriver:
+    return ACPAgentDriver(GEMINI, agent="gemini")
+
+
+def options(config: ACPConfig, backend: Backend = "asyncio") -> adaptertest.Options:
+    return testing.conformance_options(
+        config, resume_id=RESUME_ID, concurrent_runs=2, backend=backend
+    )
+
+
+TestClaudeOverACP = adaptertest.test_driver(new_claude_driver, options(CLAUDE))
+TestClaudeOverACPOnTrio = adaptertest.test_driver(new_claude_driver, options(CLAUDE, "trio"))
+TestGeminiOverACP = adaptertest.test_driver(new_gemini_driver, options(GEMINI))
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_the_driver_on_replays_reaches_level_live(backend: Backend) -> None:
+    testing.check_conformance_level(new_claude_driver, options(CLAUDE, backend), Level.LIVE)

@@ -1,0 +1,149 @@
+"""A scripted ACP agent on the SDK's agent side, for the driver's hermetic tests.
+
+The prompt's first word picks the behaviour (see ``Agent.prompt``); anything else
+answers ``OK`` in two chunks after a thought, with token usage.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import acp
+from acp import schema
+
+
+class FakeAgent:
+    def __init__(self) -> None:
+        self._conn: Any = None
+        self._history: dict[str, list[str]] = {}
+        self._cancelled: dict[str, asyncio.Event] = {}
+        self._files: dict[str, Path] = {}
+
+    def on_connect(self, conn: Any) -> None:
+        self._conn = conn
+
+    async def initialize(self, protocol_version: int, **kwargs: Any) -> schema.InitializeResponse:
+        if os.environ.get("FAKE_AGENT_STUCK_START"):  # never ready: a deadline must end it
+            await asyncio.Event().wait()
+        return schema.InitializeResponse(
+            protocol_version=acp.PROTOCOL_VERSION,
+            agent_capabilities=schema.AgentCapabilities(load_session=True),
+            agent_info=schema.Implementation(name="fake-agent", version="1.0.0"),
+        )
+
+    async def new_session(self, cwd: str, **kwargs: Any) -> schema.NewSessionResponse:
+        session_id = f"s-{uuid.uuid4().hex[:8]}"
+        self._history[session_id] = []
+        self._files[session_id] = Path(cwd) / f".fake-agent-{session_id}.json"
+        return schema.NewSessionResponse(session_id=session_id)
+
+    async def load_session(self, cwd: str, session_id: str, **kwargs: Any) -> None:
+        """Sessions are kept in files under their cwd, so another process can load them;
+        the history is replayed as user messages, as real agents do."""
+        path = Path(cwd) / f".fake-agent-{session_id}.json"
+        if not path.is_file():
+            raise acp.RequestError(-32603, f"no session {session_id}")
+        self._files[session_id] = path
+        self._history[session_id] = json.loads(path.read_text())
+        for text in self._history[session_id]:
+            await self._say(session_id, acp.update_user_message_text(text))
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        self._cancelled.setdefault(session_id, asyncio.Event()).set()
+
+    async def _say(self, session_id: str, update: Any) -> None:
+        await self._conn.session_update(session_id=session_id, update=update)
+
+    async def prompt(
+        self, prompt: list[Any], session_id: str, **kwargs: Any
+    ) -> schema.PromptResponse:
+        text = "".join(getattr(block, "text", "") for block in prompt)
+        self._history.setdefault(session_id, []).append(text)
+        if session_id in self._files:
+            self._files[session_id].write_text(json.dumps(self._history[session_id]))
+        word = text.split()[0] if text.split() else ""
+
+        async def say(update: Any) -> None:
+            await self._say(session_id, update)
+
+        if word == "crash":
+            await say(acp.update_agent_message_text("about to"))
+            sys.stderr.write("fake agent: crashing on purpose\n")
+            sys.stderr.flush()
+            os._exit(3)
+        if word == "hang":
+            event = self._cancelled.setdefault(session_id, asyncio.Event())
+            event.clear()
+            await say(acp.update_agent_message_text("waiting"))
+            await event.wait()
+            return schema.PromptResponse(stop_reason="cancelled")
+        if word == "spawn":  # a grandchild in a session of its own, to be reaped
+            subprocess.Popen(["sleep", "600"], start_new_session=True)
+        if word == "refuse":
+            return schema.PromptResponse(stop_reason="refusal")
+        if word == "pid":
+            await say(acp.update_agent_message_text(str(os.getpid())))
+            return schema.PromptResponse(stop_reason="end_turn")
+        if word == "history":
+            await say(acp.update_agent_message_text(str(len(self._history[session_id]))))
+            return schema.PromptResponse(stop_reason="end_turn")
+        if word == "plan":
+            await say(
+                acp.update_plan(
+                    [
+                        acp.plan_entry("read the code", status="completed"),
+                        acp.plan_entry("fix the bug", status="in_progress"),
+                    ]
+                )
+            )
+        if word in ("tool", "permission"):
+            await say(acp.start_tool_call("call-1", "Run ls", kind="execute", status="pending"))
+            if word == "permission":
+                options = [
+                    schema.PermissionOption(option_id="yes", name="Allow", kind="allow_once"),
+                    schema.PermissionOption(option_id="always", name="Always", kind="allow_always"),
+                    schema.PermissionOption(option_id="no", name="Reject", kind="reject_once"),
+                    schema.PermissionOption(option_id="never", name="Never", kind="reject_always"),
+                ]
+                call = schema.ToolCallUpdate(
+                    tool_call_id="call-1", title="Run ls", raw_input={"command": "ls"}
+                )
+                answer = await self._conn.request_permission(
+                    session_id=session_id, tool_call=call, options=options
+                )
+                chosen = getattr(answer.outcome, "option_id", "cancelled")
+                if chosen not in ("yes", "always"):
+                    await say(acp.update_tool_call("call-1", status="failed"))
+                    await say(acp.update_agent_message_text(f"denied:{chosen}"))
+                    return schema.PromptResponse(stop_reason="end_turn")
+            await say(
+                acp.update_tool_call("call-1", status="in_progress", raw_input={"command": "ls"})
+            )
+            await say(
+                acp.update_tool_call(
+                    "call-1",
+                    status="completed",
+                    content=[acp.tool_content(acp.text_block("a.txt\n"))],
+                    raw_output={"exit_code": 0},
+                )
+            )
+        await say(acp.update_agent_thought_text("The user wants OK."))
+        await say(acp.update_agent_message_text("O"))
+        await say(acp.update_agent_message_text("K"))
+        return schema.PromptResponse(
+            stop_reason="end_turn",
+            usage=schema.Usage(
+                input_tokens=10, output_tokens=2, total_tokens=15, cached_read_tokens=3
+            ),
+        )
+
+
+if __name__ == "__main__":
+    asyncio.run(acp.run_agent(FakeAgent()))  # type: ignore[arg-type]

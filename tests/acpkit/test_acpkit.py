@@ -1,0 +1,527 @@
+"""driver.acpkit against a scripted ACP agent (``fake_agent.py``, the SDK's agent side):
+the mapping, permission decisions, cancellation, deadlines, crashes and both process
+modes, on asyncio and trio."""
+
+from __future__ import annotations
+
+import os
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import anyio
+import pytest
+
+from adaptertest import RecordingSink
+from driver import (
+    DecisionRequest,
+    DecisionResponse,
+    DecisionResult,
+    FailureAction,
+    FailureCode,
+    HumanDecisionMode,
+    HumanDecisionPolicy,
+    ObservationDemand,
+    Request,
+    Response,
+    RunEventType,
+    RunPolicy,
+    SessionContext,
+    StreamKind,
+    TodoStatus,
+    TranscriptKind,
+)
+from driver.acpkit import ACPConfig, ACPDriver
+from driver.clikit._proctable import RUN_MARKER_VARIABLE, marked_pids
+
+FAKE_AGENT = Path(__file__).with_name("fake_agent.py")
+DEADLINE = 60.0
+
+pytestmark = pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
+
+
+class TodoDriver(ACPDriver):
+    declares_todos = True
+
+
+class DecidingSink(RecordingSink):
+    """A sink that answers permission requests from a list, recording each request."""
+
+    def __init__(self, *answers: DecisionResponse) -> None:
+        super().__init__()
+        self.answers = list(answers)
+        self.asked: list[DecisionRequest] = []
+
+    async def request_decision(self, request: DecisionRequest) -> DecisionResponse:
+        self.asked.append(request)
+        return self.answers.pop(0)
+
+
+def config(tmp_path: Path, **fields: object) -> ACPConfig:
+    return ACPConfig.model_validate(
+        {"command": (sys.executable, str(FAKE_AGENT)), "cwd": str(tmp_path), **fields}
+    )
+
+
+async def run(
+    driver: ACPDriver, prompt: str, sink: RecordingSink | None = None, **fields: object
+) -> tuple[Response, RecordingSink]:
+    sink = sink if sink is not None else RecordingSink()
+    with anyio.fail_after(DEADLINE):
+        response = await driver.run(Request(prompt=prompt, streaming=True, **fields), sink)
+    return response, sink
+
+
+def kinds(sink: RecordingSink) -> list[str]:
+    return [p.kind for p in sink.stream]
+
+
+@pytest.mark.anyio
+async def test_chunks_stream_as_token_deltas_with_reasoning_and_usage(tmp_path: Path) -> None:
+    response, sink = await run(ACPDriver(config(tmp_path)), "hello")
+    assert response.failure is None
+    assert response.output == "OK"
+    assert kinds(sink) == [
+        "run.started",
+        "reasoning.start",
+        "reasoning.content",
+        "reasoning.end",
+        "text.start",
+        "text.content",
+        "text.content",
+        "text.end",
+        "run.finished",
+    ]
+    assert [p.delta for p in sink.stream if p.kind == StreamKind.TEXT_CONTENT] == ["O", "K"]
+    # ACP counts cache reads apart from input; the kit's input includes them.
+    assert response.usage is not None
+    assert (response.usage.input_tokens, response.usage.cached_input_tokens) == (13, 3)
+    assert response.usage.output_tokens == 2
+    assert sink.stream[-1].usage == response.usage
+    assert [i.kind for i in response.transcript] == [TranscriptKind.THINKING, "assistant"]
+    assert response.checkpoint is not None
+    assert response.checkpoint.valid
+    assert response.checkpoint.state is not None
+    session = response.checkpoint.state.resume_id
+    assert session.startswith("s-")
+    # run.started goes out before the agent names the session; everything after carries it.
+    assert {p.thread_id for p in sink.stream[1:]} == {session}
+    assert response.metadata["stop_reason"] == "end_turn"
+    assert response.metadata["agent"] == "fake-agent 1.0.0"
+    # The agent's JSON-RPC lines are the run's stdout chunks.
+    stdout = b"".join(
+        e.chunk for e in sink.events if e.type == RunEventType.CHUNK and e.stream == "stdout"
+    )
+    assert response.raw_streams is not None
+    assert stdout == response.raw_streams.stdout
+    assert b'"sessionUpdate":"agent_message_chunk"' in stdout
+
+
+@pytest.mark.anyio
+async def test_a_tool_call_announced_without_input_starts_with_its_input(tmp_path: Path) -> None:
+    response, sink = await run(ACPDriver(config(tmp_path)), "tool")
+    assert response.failure is None
+    start = next(p for p in sink.stream if p.kind == StreamKind.TOOL_CALL_START)
+    assert (start.tool_call_id, start.name, start.args) == ("call-1", "Run ls", {"command": "ls"})
+    result = next(p for p in sink.stream if p.kind == StreamKind.TOOL_CALL_RESULT)
+    assert result.result == {
+        "status": "completed",
+        "content": "a.txt\n",
+        "raw_output": {"exit_code": 0},
+    }
+    items = [(i.kind, i.tool_use_id) for i in response.transcript if i.tool_use_id]
+    assert items == [(TranscriptKind.TOOL_CALL, "call-1"), (TranscriptKind.TOOL_RESULT, "call-1")]
+
+
+@pytest.mark.anyio
+async def test_a_plan_is_a_todo_snapshot_when_declared_and_asked(tmp_path: Path) -> None:
+    asked = ObservationDemand(todos=True)
+    response, sink = await run(TodoDriver(config(tmp_path)), "plan", observation=asked)
+    assert response.failure is None
+    todo = next(p.todo for p in sink.stream if p.kind == StreamKind.TODO_UPDATED)
+    assert todo is not None
+    assert todo.items is not None
+    assert [(i.content, i.status) for i in todo.items] == [
+        ("read the code", TodoStatus.COMPLETED),
+        ("fix the bug", TodoStatus.IN_PROGRESS),
+    ]
+    assert todo.revision == 1
+    # Undeclared: the plan is a vendor payload, never a todo snapshot.
+    _, plain = await run(ACPDriver(config(tmp_path)), "plan", observation=asked)
+    assert "acp.plan" in kinds(plain)
+    assert StreamKind.TODO_UPDATED not in kinds(plain)
+
+
+@pytest.mark.anyio
+async def test_a_stop_reason_other_than_end_turn_fails_the_run(tmp_path: Path) -> None:
+    response, sink = await run(ACPDriver(config(tmp_path)), "refuse")
+    assert response.failure is not None
+    assert response.failure.code == FailureCode.AGENT_ERROR
+    assert "refusal" in response.failure.message
+    assert response.checkpoint is None
+    assert kinds(sink)[-1] == "run.error"
+
+
+def permission_policy(mode: HumanDecisionMode, **fields: object) -> RunPolicy:
+    return RunPolicy(human_decision=HumanDecisionPolicy(permission=mode, **fields))
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [
+        (DecisionResponse(result=DecisionResult.APPROVED), "OK"),
+        (DecisionResponse(result=DecisionResult.APPROVED, choice="always"), "OK"),
+        (DecisionResponse(result=DecisionResult.REJECTED, choice="never"), "denied:never"),
+    ],
+    ids=["approve", "approve-always", "never"],
+)
+async def test_the_host_decides_a_permission_request(
+    tmp_path: Path, answer: DecisionResponse, said: str
+) -> None:
+    sink = DecidingSink(answer)
+    policy = permission_policy(HumanDecisionMode.ASK, on_reject=FailureAction.CONTINUE)
+    response, _ = await run(ACPDriver(config(tmp_path)), "permission", sink, policy=policy)
+    assert response.output == said
+    assert response.failure is None
+    [asked] = sink.asked
+    assert (asked.kind, asked.source, asked.tool_call_id) == ("permission", "acp", "call-1")
+    assert [c.key for c in asked.choices] == ["yes", "always", "no", "never"]
+    assert asked.payload["tool_call"]["rawInput"] == {"command": "ls"}
+    # The decision is framed in the stream: after the call started, one requested and one
+    # resolved payload with the request's id, the resolution saying the host's answer.
+    framed = [p for p in sink.stream if p.kind.startswith(("hitl.", "tool_call.start"))]
+    assert [p.kind for p in framed] == ["tool_call.start", "hitl.requested", "hitl.resolved"]
+    requested, resolved = framed[1].hitl_requested, framed[2].hitl_resolved
+    assert requested is not None
+    assert resolved is not None
+    assert asked.request_id
+    assert requested.request_id == resolved.request_id == asked.request_id
+    assert resolved.result == answer.result
+
+
+@pytest.mark.anyio
+async def test_a_rejection_aborts_the_run_with_the_decision_by_default(tmp_path: Path) -> None:
+    sink = DecidingSink(DecisionResponse(result=DecisionResult.REJECTED))
+    response, _ = await run(ACPDriver(config(tmp_path)), "permission", sink)
+    assert response.failure is not None
+    assert response.failure.code == FailureCode.REJECT
+    decision = response.failure.human_decision
+    assert decision is not None
+    assert (decision.kind, decision.decision, decision.attempts) == (
+        "permission",
+        DecisionResult.REJECTED,
+        1,
+    )
+    assert kinds(sink)[-1] == "run.error"
+
+
+@pytest.mark.anyio
+async def test_retry_asks_again_and_a_timeout_fails_with_decision_timeout(tmp_path: Path) -> None:
+    sink = DecidingSink(
+        DecisionResponse(result=DecisionResult.TIMED_OUT),
+        DecisionResponse(result=DecisionResult.TIMED_OUT),
+    )
+    policy = permission_policy(HumanDecisionMode.ASK, on_timeout=FailureAction.RETRY, max_retries=1)
+    response, _ = await run(ACPDriver(config(tmp_path)), "permission", sink, policy=policy)
+    assert [a.retry_attempt for a in sink.asked] == [0, 1]
+    assert response.failure is not None
+    assert response.failure.code == FailureCode.TIMEOUT
+    assert response.failure.human_decision is not None
+    assert response.failure.human_decision.attempts == 2
+
+
+class SilentSink(RecordingSink):
+    """A host that never answers; records when it was asked and whether its call ended."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked_at: list[float] = []
+        self.ended = 0
+
+    async def request_decision(self, request: DecisionRequest) -> DecisionResponse:
+        self.asked_at.append(anyio.current_time())
+        try:
+            await anyio.sleep_forever()
+        finally:
+            self.ended += 1
+        raise AssertionError("unreachable")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("on_timeout", [FailureAction.ABORT, FailureAction.CONTINUE])
+async def test_an_unanswered_decision_times_out_at_the_policys_timeout(
+    tmp_path: Path, on_timeout: FailureAction
+) -> None:
+    sink = SilentSink()
+    policy = permission_policy(
+        HumanDecisionMode.ASK, timeout=timedelta(seconds=6), on_timeout=on_timeout
+    )
+    # The run's own deadline is shorter than the decision's: a human's time is not the run's.
+    driver = ACPDriver(config(tmp_path, timeout=5))
+    response, _ = await run(driver, "permission", sink, policy=policy)
+    [asked_at] = sink.asked_at
+    assert sink.ended == 1  # the sink's call was ended, not left waiting
+    assert anyio.current_time() - asked_at >= 6.0
+    assert not response.timed_out
+    resolved = [p.hitl_resolved for p in sink.stream if p.kind == StreamKind.HITL_RESOLVED]
+    assert [r.result for r in resolved if r is not None] == [DecisionResult.TIMED_OUT]
+    if on_timeout == FailureAction.ABORT:
+        assert response.failure is not None
+        assert response.failure.code == FailureCode.TIMEOUT
+        assert response.failure.human_decision is not None
+        assert response.failure.human_decision.decision == DecisionResult.TIMED_OUT
+    else:
+        assert response.failure is None
+        assert response.output == "denied:no"
+
+
+@pytest.mark.anyio
+async def test_cancelling_while_a_decision_waits_answers_the_agent_cancelled(
+    tmp_path: Path,
+) -> None:
+    sink = SilentSink()
+    policy = permission_policy(HumanDecisionMode.ASK, timeout=timedelta(seconds=-1))
+    driver = ACPDriver(config(tmp_path))
+    with anyio.fail_after(DEADLINE):
+        async with anyio.create_task_group() as group:
+
+            async def turn() -> None:
+                await driver.run(Request(prompt="permission", streaming=True, policy=policy), sink)
+
+            group.start_soon(turn)
+            while not sink.asked_at:
+                await anyio.sleep(0.05)
+            cancelled_at = anyio.current_time()
+            group.cancel_scope.cancel()
+    assert anyio.current_time() - cancelled_at < 15  # the answer, then closing the agent
+    assert sink.ended == 1
+    hitl = [p.kind for p in sink.stream if p.kind.startswith("hitl.")]
+    assert hitl == ["hitl.requested"]  # the wait was cut: nothing resolved it
+    assert sink.stream[-1].kind == StreamKind.RUN_ERROR
+    wire = b"".join(e.chunk for e in sink.events if e.type == RunEventType.CHUNK)
+    # The agent was told the request was cancelled: it said so before it ended the turn.
+    assert b"denied:cancelled" in wire
+
+
+@pytest.mark.anyio
+async def test_auto_modes_answer_without_asking(tmp_path: Path) -> None:
+    driver = ACPDriver(config(tmp_path))
+    sink = DecidingSink()
+    approve = permission_policy(HumanDecisionMode.AUTO_APPROVE)
+    response, _ = await run(driver, "permission", sink, policy=approve)
+    assert response.output == "OK"
+    reject = permission_policy(HumanDecisionMode.AUTO_REJECT, on_reject=FailureAction.CONTINUE)
+    response, _ = await run(driver, "permission", sink, policy=reject)
+    assert response.output == "denied:no"
+    assert sink.asked == []
+
+
+@pytest.mark.anyio
+async def test_a_sink_that_cannot_decide_counts_as_a_rejection(tmp_path: Path) -> None:
+    policy = permission_policy(HumanDecisionMode.ASK, timeout=timedelta(seconds=5))
+    response, _ = await run(ACPDriver(config(tmp_path)), "permission", policy=policy)
+    assert response.failure is not None
+    assert response.failure.code == FailureCode.REJECT
+
+
+@pytest.mark.anyio
+async def test_cancelling_a_run_sends_session_cancel_and_ends_the_process(
+    tmp_path: Path,
+) -> None:
+    driver = ACPDriver(config(tmp_path))
+    sink = RecordingSink()
+    with anyio.move_on_after(DEADLINE) as outer:
+        async with anyio.create_task_group() as group:
+
+            async def turn() -> None:
+                await driver.run(Request(prompt="hang", streaming=True), sink)
+
+            group.start_soon(turn)
+            with anyio.fail_after(DEADLINE):
+                while "text.content" not in kinds(sink):
+                    await anyio.sleep(0.05)
+            group.cancel_scope.cancel()
+    assert not outer.cancelled_caught
+    assert kinds(sink)[-1] == "run.error"
+    assert sink.stream[-1].error is not None
+    assert sink.stream[-1].error.code == FailureCode.CANCELLED
+    sent = b"".join(e.chunk for e in sink.events if e.type == RunEventType.CHUNK)
+    assert b'"stopReason":"cancelled"' in sent  # the agent saw session/cancel and answered
+    spawned = [e for e in sink.events if e.type == RunEventType.SPAWN]
+    assert len(spawned) == 1
+    assert not _alive(int(spawned[0].metadata["pid"]))
+
+
+@pytest.mark.anyio
+async def test_a_turn_past_the_deadline_is_cancelled_and_timed_out(tmp_path: Path) -> None:
+    response, sink = await run(ACPDriver(config(tmp_path, timeout=2)), "hang")
+    assert response.timed_out
+    assert response.failure is not None
+    assert "within 2 s" in response.failure.message
+    assert kinds(sink)[-1] == "run.error"
+
+
+@pytest.mark.anyio
+async def test_an_agent_stuck_before_the_prompt_is_timed_out_and_ended(tmp_path: Path) -> None:
+    stuck = config(tmp_path, timeout=2, env={"FAKE_AGENT_STUCK_START": "1"})
+    response, sink = await run(ACPDriver(stuck), "hello")
+    assert response.timed_out
+    assert response.failure is not None
+    assert "not ready for the prompt within 2 s" in response.failure.message
+    assert kinds(sink) == ["run.started", "run.error"]
+    assert not _alive(int(response.metadata["agent.pid"]))
+
+
+@pytest.mark.anyio
+async def test_a_crashed_agent_fails_its_run_with_its_exit_and_stderr(tmp_path: Path) -> None:
+    response, sink = await run(ACPDriver(config(tmp_path)), "crash")
+    assert response.failure is not None
+    assert response.failure.code == FailureCode.AGENT_ERROR
+    assert "ended (exit 3)" in response.failure.message
+    assert "crashing on purpose" in response.failure.message
+    assert kinds(sink)[-1] == "run.error"
+
+
+@pytest.mark.anyio
+async def test_a_program_that_cannot_start_raises_with_a_partial_response(
+    tmp_path: Path,
+) -> None:
+    from driver import RunError
+
+    driver = ACPDriver(config(tmp_path, command=(str(tmp_path / "missing-agent"),)))
+    with pytest.raises(RunError) as caught:
+        await run(driver, "hello")
+    assert caught.value.response is not None
+    assert caught.value.response.failure is not None
+
+
+@pytest.mark.anyio
+async def test_a_stored_session_is_loaded_and_its_replayed_history_kept_out_of_the_run(
+    tmp_path: Path,
+) -> None:
+    driver = ACPDriver(config(tmp_path))  # one-shot: the second run is a new process
+    first, _ = await run(driver, "hello")
+    assert first.checkpoint is not None
+    assert first.checkpoint.state is not None
+    second, sink = await run(
+        driver, "history", session=SessionContext(state=first.checkpoint.state)
+    )
+    assert second.failure is None
+    assert second.output == "2"  # the loaded session holds the first prompt
+    assert second.checkpoint is not None
+    assert second.checkpoint.state is not None
+    assert second.checkpoint.state.resume_id == first.checkpoint.state.resume_id
+    assert response_kinds(second) == ["assistant"]
+    assert not [k for k in kinds(sink) if k.startswith("acp.user")]
+    # The agent did replay the history on the wire (the raw output keeps it).
+    assert second.raw_streams is not None
+    assert b'"sessionUpdate":"user_message_chunk"' in second.raw_streams.stdout
+
+
+@pytest.mark.anyio
+async def test_an_unknown_session_fails_the_run_with_the_agents_error(tmp_path: Path) -> None:
+    from driver import SessionState
+
+    state = SessionState(resume_id="s-gone")
+    response, sink = await run(
+        ACPDriver(config(tmp_path)), "hello", session=SessionContext(state=state)
+    )
+    assert response.failure is not None
+    assert "session/load failed" in response.failure.message
+    assert "no session s-gone" in response.failure.message
+    assert kinds(sink) == ["run.started", "run.error"]
+
+
+def response_kinds(response: Response) -> list[str]:
+    return [str(i.kind) for i in response.transcript]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            state = stat.read().rpartition(b")")[2].split()[0]
+    except OSError:
+        return False
+    return state not in (b"Z", b"X")
+
+
+@pytest.mark.anyio
+async def test_persistent_mode_serves_twenty_runs_over_four_sessions_on_one_process(
+    tmp_path: Path,
+) -> None:
+    driver = ACPDriver(config(tmp_path, persistent=True))
+    assert driver.descriptor().process.persistent
+    pids: set[str] = set()
+    states = []
+    try:
+        for _ in range(4):
+            response, _ = await run(driver, "spawn")
+            assert response.checkpoint is not None
+            states.append(response.checkpoint.state)
+            pids.add(response.metadata["agent.pid"])
+        for round_ in range(4):
+            for state in states:
+                response, _ = await run(driver, "history", session=SessionContext(state=state))
+                assert response.failure is None
+                assert response.output == str(round_ + 2)
+                pids.add(response.metadata["agent.pid"])
+        assert len(pids) == 1
+        [pid] = pids
+        assert _alive(int(pid))
+        marker = _marker_of(int(pid))
+        marked = marked_pids(RUN_MARKER_VARIABLE, marker)
+        assert marked is not None
+        assert len(marked) == 5  # the agent and its four grandchildren (own sessions)
+    finally:
+        await driver.close_processes()
+    assert not _alive(int(pid))
+    assert marked_pids(RUN_MARKER_VARIABLE, marker) == []
+    await driver.close_processes()  # idempotent
+
+
+def _marker_of(pid: int) -> str:
+    """The run marker in a process's environment."""
+    with open(f"/proc/{pid}/environ", "rb") as handle:
+        for entry in handle.read().split(b"\0"):
+            name, _, value = entry.partition(b"=")
+            if name == RUN_MARKER_VARIABLE.encode():
+                return value.decode()
+    raise AssertionError(f"process {pid} carries no run marker")
+
+
+@pytest.mark.anyio
+async def test_a_killed_persistent_agent_fails_its_run_and_the_next_run_starts_another(
+    tmp_path: Path,
+) -> None:
+    driver = ACPDriver(config(tmp_path, persistent=True))
+    try:
+        first, _ = await run(driver, "pid")
+        old = int(first.output)
+        old_marker = _marker_of(old)
+        sink = RecordingSink()
+        async with anyio.create_task_group() as group:
+
+            async def hang() -> None:
+                response, _ = await run(driver, "hang", sink)
+                assert response.failure is not None
+                assert response.failure.code == FailureCode.AGENT_ERROR
+                assert "ended (signal SIGKILL)" in response.failure.message
+
+            group.start_soon(hang)
+            with anyio.fail_after(DEADLINE):
+                while "text.content" not in kinds(sink):
+                    await anyio.sleep(0.05)
+            os.kill(old, 9)
+        assert kinds(sink)[-1] == "run.error"
+        second, sink = await run(driver, "pid")
+        assert second.failure is None
+        new = int(second.output)
+        assert new != old
+        new_marker = _marker_of(new)
+        assert [e.type for e in sink.events].count(RunEventType.SPAWN) == 1
+    finally:
+        await driver.close_processes()
+    assert marked_pids(RUN_MARKER_VARIABLE, old_marker) == []
+    assert marked_pids(RUN_MARKER_VARIABLE, new_marker) == []
+    assert not _alive(new)
