@@ -499,6 +499,7 @@ def full_options(model: ReferenceModel | None = None) -> Options:
         live_run=True,
         live_structured_output=True,
         concurrent_runs=CONCURRENT_RUNS,
+        strict_observation_demand=True,
         model_requests=None if model is None else model.requests_so_far,
         # The factory is a lambda (it shares the scripted model); the fresh interpreter
         # rebuilds the driver by this name to recompute the guard and the fingerprint.
