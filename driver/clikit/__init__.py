@@ -55,6 +55,7 @@ from driver.clikit._process import (
     LineFramer,
     ProcessOutcome,
     StderrKeeper,
+    StdinWriter,
     run_cli,
 )
 from driver.clikit._program import ProgramDriver
@@ -103,6 +104,7 @@ __all__ = [
     "SessionMismatchError",
     "StderrKeeper",
     "StderrReader",
+    "StdinWriter",
     "StreamParser",
     "StructuredSource",
     "cli_config_schema",

@@ -47,9 +47,11 @@ def _names(arg: str, flag: str) -> bool:
 
 
 def build_argv(
-    config: ClaudeConfig, prompt: str, *, model: str, resume_id: str, json_schema: str = ""
+    config: ClaudeConfig, *, model: str, resume_id: str, json_schema: str = ""
 ) -> list[str]:
-    """The command line of one run; ``--`` keeps a prompt starting with ``-`` a prompt.
+    """The command line of one run. It holds no prompt: ``claude -p`` without a prompt
+    argument reads it from standard input, where the driver writes it (any size, a
+    leading ``-`` included, and out of the process table).
 
     ``json_schema`` (the schema's exact text) asks for native structured output. A
     resumed run passes ``--system-prompt-snapshot off`` (unless ``extra_args`` choose):
@@ -65,7 +67,7 @@ def build_argv(
             argv += [_SNAPSHOT_FLAG, "off"]
     if json_schema:
         argv += ["--json-schema", json_schema]
-    return [*argv, *config.extra_args, "--", prompt]
+    return [*argv, *config.extra_args]
 
 
 class ClaudeDriver(CLIDriver[ClaudeConfig]):
@@ -84,6 +86,7 @@ class ClaudeDriver(CLIDriver[ClaudeConfig]):
     fingerprint_domain = FINGERPRINT_DOMAIN
     supported_cli_versions = ">=2.1.323"
     install_hint = "install Claude Code or set ClaudeConfig.command"
+    prompt_on_stdin = True
     system_prompt_flags = (
         "--append-system-prompt",
         "--append-system-prompt-file",
@@ -124,15 +127,13 @@ class ClaudeDriver(CLIDriver[ClaudeConfig]):
         self, config: ClaudeConfig, prompt: str, *, model: str, resume_id: str
     ) -> list[str]:
         """``claude -p`` with stream-json output; see :func:`build_argv`."""
-        return build_argv(config, prompt, model=model, resume_id=resume_id)
+        return build_argv(config, model=model, resume_id=resume_id)
 
     def structured_command_line(
         self, config: ClaudeConfig, prompt: str, *, model: str, resume_id: str, schema: NativeSchema
     ) -> list[str]:
         """The same, with ``--json-schema '<schema>'``."""
-        return build_argv(
-            config, prompt, model=model, resume_id=resume_id, json_schema=schema.document
-        )
+        return build_argv(config, model=model, resume_id=resume_id, json_schema=schema.document)
 
     def stream_parser(self, out: RunOutput, *, model: str) -> ClaudeStreamParser:
         """A stream-json parser; the model comes from the CLI's ``system/init`` line."""
