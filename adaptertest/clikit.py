@@ -171,6 +171,7 @@ def replay_command(
     exit_code: int | None = 0,
     stderr: str | None = None,
     record_argv: Path | None = None,
+    record_stdin: Path | None = None,
     kill: str = "",
 ) -> tuple[str, ...]:
     """A command that replays a recording as if it were the CLI; the driver's own
@@ -179,9 +180,12 @@ def replay_command(
 
     ``kill`` (a signal name such as ``"SIGTERM"``) ends the stand-in with that
     signal once the recording is written, as a CLI killed before its terminal
-    line would end.
+    line would end. ``record_argv`` and ``record_stdin`` name files that get the
+    driver's arguments (JSON) and what it wrote to standard input.
     """
     options = _replay_options(recordings, exit_code, stderr, record_argv)
+    if record_stdin is not None:
+        options += ["--record-stdin", str(record_stdin)]
     if not kill:
         return (
             sys.executable,
@@ -320,6 +324,7 @@ class Replay(Generic[DriverT]):
         exit_code: int | None = 0,
         stderr: str | None = None,
         record_argv: Path | None = None,
+        record_stdin: Path | None = None,
         kill: str = "",
     ) -> tuple[str, ...]:
         """:func:`replay_command` on this driver's recordings."""
@@ -329,6 +334,7 @@ class Replay(Generic[DriverT]):
             exit_code=exit_code,
             stderr=stderr,
             record_argv=record_argv,
+            record_stdin=record_stdin,
             kill=kill,
         )
 
@@ -682,12 +688,17 @@ async def appended_argv(
     replay: Replay[Any], text: str, tmp_path: Path, *, extra_args: Sequence[str] = ()
 ) -> list[str]:
     """The argv the CLI gets for a run on ``success.jsonl`` with prompt ``hello``,
-    ``text`` as the appended system prompt and ``extra_args`` in the config."""
-    argv_file = tmp_path / "appended-argv.json"
-    driver = replay.driver(replay.command("success.jsonl", record_argv=argv_file))
+    ``text`` as the appended system prompt and ``extra_args`` in the config. A driver
+    with ``prompt_on_stdin`` must hand the CLI the prompt untouched on standard input."""
+    argv_file, stdin_file = tmp_path / "appended-argv.json", tmp_path / "appended-stdin.bin"
+    command = replay.command("success.jsonl", record_argv=argv_file, record_stdin=stdin_file)
+    driver = replay.driver(command)
     config = driver.config.model_copy(update={"extra_args": tuple(extra_args)})
     request = Request(prompt="hello", config=config, append_system_prompt=text)
-    return await passed_argv(driver, request, argv_file)
+    passed = await passed_argv(driver, request, argv_file)
+    if driver.prompt_on_stdin:
+        assert stdin_file.read_bytes() == b"hello"
+    return passed
 
 
 async def check_append_refused(

@@ -54,6 +54,8 @@ PERSISTENT_FAULTS: tuple[tuple[str, str, str], ...] = (
     (
         "fault_prompt_too_long",
         "HTTP 400",
+        # An agent may say what the 400 means without its number: codex reports a
+        # context-length error as "ran out of room in the model's context window".
         r"\b400\b|too long|too large|bad request|context (window|length)",
     ),
     (

@@ -17,7 +17,8 @@ The file is either
 what a recording says (with ``--stderr``, the recorded stderr is left out). Arguments
 after the file (put them after ``--`` when they start with ``-``) are the ones the driver
 adds: accepted and ignored, or written to ``--record-argv`` as JSON so a test can check
-the command line.
+the command line; ``--record-stdin`` keeps what the driver wrote to standard input (a
+prompt handed over there), read to its end before the first byte is replayed.
 
 Started once per driver run, so start-up is kept short: only the standard library, and
 none of argparse, pathlib or json on the way to the first byte of a plain transcript
@@ -54,6 +55,11 @@ OPTIONS: dict[str, tuple[str, Callable[[str], object], str]] = {
         "write this file's bytes to stderr after stdout (instead of a recording's stderr)",
     ),
     "--record-argv": ("FILE", str, "write the ignored driver arguments to FILE as a JSON list"),
+    "--record-stdin": (
+        "FILE",
+        str,
+        "read standard input to its end before replaying and write its bytes to FILE",
+    ),
 }
 """Options taking a value: (metavar, conversion, help)."""
 FLAGS: dict[str, str] = {
@@ -70,6 +76,7 @@ class Args:
         self.exit_code: int | None = None
         self.stderr: str | None = None
         self.record_argv: str | None = None
+        self.record_stdin: str | None = None
         self.realtime = False
         self.driver_args: list[str] = []
 
@@ -194,6 +201,9 @@ def run(args: Args) -> int:
 
             with open(args.record_argv, "w", encoding="utf-8") as file:
                 file.write(json.dumps(args.driver_args) + "\n")
+        if args.record_stdin is not None:
+            with open(args.record_stdin, "wb") as file:
+                file.write(sys.stdin.buffer.read())
         err = b""
         if args.stderr is not None:
             with open(args.stderr, "rb") as file:

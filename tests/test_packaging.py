@@ -36,6 +36,8 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from driver.acpkit import ACPDriver
+
 ROOT = Path(__file__).resolve().parent.parent
 KIT = "agent-driver-kit"
 INSTALL_TIMEOUT = 300.0  # seconds; generous for a loaded machine, all files are local
@@ -196,7 +198,8 @@ def wheelhouse(kit_wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Pat
     with zipfile.ZipFile(kit_wheel) as archive:
         (metadata,) = (n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
         requires = email.parser.Parser().parsestr(archive.read(metadata).decode())
-    roots = [*needed(requires.get_all("Requires-Dist") or (), extras=["test", "trio"]), *BUILD]
+    extras = ["test", "trio", "acp"]
+    roots = [*needed(requires.get_all("Requires-Dist") or (), extras=extras), *BUILD]
     out = tmp_path_factory.mktemp("wheelhouse")
     for dist in installed_closure(roots):
         repack(dist, out)
@@ -298,7 +301,12 @@ def test_new_projects_install_from_the_wheel_and_pass_at_level_live(
     for name, template in projects.items():
         run(adaptertest, "new", name, "--template", template, "--dir", tmp_path / name)
     examples = sorted(p.parent for p in (ROOT / "examples").glob("*/pyproject.toml"))
-    assert [p.name for p in examples] == ["claude_driver", "codex_driver", "gemini_driver"]
+    assert [p.name for p in examples] == [
+        "acp_driver",
+        "claude_driver",
+        "codex_driver",
+        "gemini_driver",
+    ]
     # Each project with its own test extra (the suite on both backends), as its README says.
     targets = [*(f"{tmp_path / n}[test]" for n in projects), *map(str, examples)]
     editable = [arg for target in targets for arg in ("-e", target)]
@@ -350,13 +358,17 @@ def test_every_example_is_an_installable_package() -> None:
         pyproject = tomllib.loads((package.parent / "pyproject.toml").read_text())
         assert pyproject["project"]["name"] == package.name.replace("_", "-")
         assert pyproject["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"] == [package.name]
-        # A driver that declares native structured output needs clikit's jsonschema.
         module = importlib.import_module(package.name)
         drivers = [
             v for v in vars(module).values() if isinstance(v, type) and "Driver" in v.__name__
         ]
-        native = any(d().descriptor().structured_output.json_schema_native for d in drivers)
-        kit = "agent-driver-kit[clikit]" if native else "agent-driver-kit"
+        if any(issubclass(d, ACPDriver) for d in drivers):
+            # An ACP driver needs the official ACP SDK, which the acp extra brings.
+            kit = "agent-driver-kit[acp]"
+        else:
+            # A driver that declares native structured output needs clikit's jsonschema.
+            native = any(d().descriptor().structured_output.json_schema_native for d in drivers)
+            kit = "agent-driver-kit[clikit]" if native else "agent-driver-kit"
         assert pyproject["project"]["dependencies"] == [f"{kit}>=0.1.0,<0.2"], package.name
 
 

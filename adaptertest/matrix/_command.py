@@ -97,6 +97,12 @@ def add_sweep_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="swept releases to keep installed (1; the locked release always stays)",
     )
+    parser.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="run only shard I of N: every N-th release from the I-th oldest on (for a CI "
+        "job matrix; merge the shards' reports with adaptertest matrix)",
+    )
     parser.add_argument("--root", type=Path, metavar="DIR", help="the CLI cache folder")
     parser.add_argument("--lock", type=Path, metavar="FILE", help="the lock file")
     parser.epilog = (

@@ -7,6 +7,12 @@ note the outcome in ``sweep.json``. A release whose report is already there is n
 run again, so an interrupted sweep resumes where it stopped. Disk stays bounded:
 after its run a release's prefix is removed unless it is the locked version or among
 the ``keep`` newest swept. The matrix of every report comes last.
+
+A sweep of many CLIs and releases outgrows one machine: ``shard=(I, N)`` runs only the
+I-th of N shares of the releases (every N-th, from the I-th oldest on, so each share
+holds old and new ones alike), and each shard writes the reports and the matrix of its
+share. ``adaptertest matrix`` merges the shards' reports (``docs/matrix.md`` has a CI
+workflow that does both).
 """
 
 from __future__ import annotations
@@ -111,6 +117,27 @@ def declared_range(text: str) -> str:
     return declared
 
 
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"I/N"`` as ``(I, N)``: shard I (from 1) of N."""
+    index, slash, count = text.partition("/")
+    try:
+        shard = (int(index), int(count))
+    except ValueError:
+        shard = (0, 0)
+    if not slash or not 1 <= shard[0] <= shard[1]:
+        raise SweepError(f"a shard is I/N with 1 <= I <= N, such as 2/4, got {text!r}")
+    return shard
+
+
+def shard_of(versions: Sequence[str], shard: tuple[int, int] | None) -> list[str]:
+    """The releases shard ``(I, N)`` runs: every N-th of ``versions`` from the I-th on;
+    all of them when ``shard`` is None."""
+    if shard is None:
+        return list(versions)
+    index, count = shard
+    return list(versions[index - 1 :: count])
+
+
 def command_for(command: Sequence[str], report: Path) -> list[str]:
     """The tier command with the report path in place of ``{report}``, or, when no
     argument names it, with ``--adaptertest-report=PATH`` appended (a pytest command)."""
@@ -159,12 +186,18 @@ def sweep(
     keep: int = 1,
     root: Path | None = None,
     lock: Path | None = None,
+    shard: tuple[int, int] | None = None,
     runner: Runner = _run,
     installer: Installer = _install,
     lister: Lister = npm_versions,
     log: Callable[[str], None] = print,
 ) -> list[Release]:
-    """Run ``command`` (the tier) once per release and write the matrix into ``out``."""
+    """Run ``command`` (the tier) once per release and write the matrix into ``out``.
+
+    ``shard`` ``(I, N)`` keeps the I-th of N shares of the releases (:func:`shard_of`); a
+    shard whose share is empty (more shards than releases) runs nothing and writes no
+    matrix.
+    """
     if not command:
         raise SweepError("no tier command: give it after --, such as -- python -m pytest TIER")
     if keep < 0:
@@ -176,7 +209,15 @@ def sweep(
     if supported is not None:
         supported = declared_range(supported)
         in_range("0", supported)  # a bad range fails here, before anything is installed
-    chosen = list(versions) if versions else last_stable(lister(spec.package), last)
+    if shard is not None:
+        parse_shard(f"{shard[0]}/{shard[1]}")  # a bad shard fails here, before anything runs
+    every = list(versions) if versions else last_stable(lister(spec.package), last)
+    chosen = shard_of(every, shard)
+    if shard is not None:
+        share = ", ".join(chosen) or "nothing"
+        log(f"{name}: shard {shard[0]}/{shard[1]} of {len(every)} release(s): {share}")
+        if not chosen:
+            return []
     out.mkdir(parents=True, exist_ok=True)
     (out / "reports").mkdir(exist_ok=True)
     state_path = out / STATE
@@ -216,7 +257,7 @@ def sweep(
         swept.append(version)
         _bound_disk(spec.with_version, swept, keep, spec.version, root, log)
     releases = [done[v] for v in chosen if v in done]
-    write_matrix(out, name, releases)
+    write_matrix(out, name, releases, shard=shard)
     return releases
 
 
@@ -238,7 +279,9 @@ def _bound_disk(
             log(f"removed {prefix.name} (keeping {keep} swept release(s) on disk)")
 
 
-def write_matrix(out: Path, name: str, releases: Sequence[Release]) -> None:
+def write_matrix(
+    out: Path, name: str, releases: Sequence[Release], *, shard: tuple[int, int] | None = None
+) -> None:
     """The matrix of the releases' reports, in release order. Each column names its
     report relative to ``out``, so the page and the Markdown can be kept or published
     without the path of the machine that ran the sweep."""
@@ -252,6 +295,8 @@ def write_matrix(out: Path, name: str, releases: Sequence[Release]) -> None:
         raise SweepError(f"no release of {name} left a report: see {out / STATE}")
     matrix = build(entries)
     title = f"{name}: {releases[0].version} to {releases[-1].version}"
+    if shard is not None:
+        title += f" (shard {shard[0]}/{shard[1]})"
     (out / "matrix.html").write_text(render_html(matrix, title=title), "utf-8")
     (out / "matrix.md").write_text(render_markdown(matrix, title=title), "utf-8")
     (out / "matrix.json").write_text(json.dumps(summary(matrix), indent=2) + "\n", "utf-8")
@@ -274,6 +319,7 @@ def main_sweep(ns: Any) -> int:
             keep=ns.keep,
             root=ns.root,
             lock=ns.lock,
+            shard=parse_shard(ns.shard) if ns.shard else None,
         )
     except (SweepError, MatrixError, ValueError) as exc:
         print(f"adaptertest sweep: error: {exc}", file=sys.stderr)
@@ -284,5 +330,8 @@ def main_sweep(ns: Any) -> int:
         print(
             f"{ns.name} {release.version}: exit {release.exit_code} {release.note} {mark}".strip()
         )
-    print(f"matrix: {ns.out / 'matrix.html'}")
+    if releases:
+        print(f"matrix: {ns.out / 'matrix.html'}")
+    else:
+        print(f"{ns.name}: shard {ns.shard} holds no release; nothing to run")
     return 1 if bad else 0

@@ -13,6 +13,12 @@ beside the locked one). Standard library only (``require`` imports pytest).
 
 from __future__ import annotations
 
+from adaptertest.realcli._binding import (
+    TIER_API_KEY,
+    endpoint_fields,
+    pinned_command,
+    tier_endpoint,
+)
 from adaptertest.realcli._install import (
     BIN_ENV_PREFIX,
     FOUND_ENV,
@@ -44,6 +50,7 @@ __all__ = [
     "INSTALL_HINT",
     "MARKER",
     "ROOT_ENV",
+    "TIER_API_KEY",
     "VERSION_ENV_PREFIX",
     "CLISpec",
     "InstallError",
@@ -52,6 +59,7 @@ __all__ = [
     "cli_labels",
     "cli_root",
     "cli_version",
+    "endpoint_fields",
     "install",
     "installed_version",
     "is_installed",
@@ -59,8 +67,10 @@ __all__ = [
     "locate",
     "npm_command",
     "parse_lock",
+    "pinned_command",
     "prefix_for",
     "require",
     "resolve_spec",
     "skip_reason",
+    "tier_endpoint",
 ]

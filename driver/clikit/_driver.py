@@ -13,6 +13,7 @@ from abc import abstractmethod
 from collections.abc import Sequence
 from typing import ClassVar, TypeVar
 
+import anyio.abc
 import anyio.lowlevel
 
 from driver import (
@@ -64,6 +65,19 @@ class CLIDriver(ProgramDriver[ConfigT]):
     schema_in_file: ClassVar[bool] = False
     """The CLI reads a native output schema from a file (a temporary one is written for
     the run and removed after it), not from its command line."""
+    prompt_on_stdin: ClassVar[bool] = False
+    """The CLI reads the prompt from its standard input: the default :meth:`stdin_writer`
+    writes it there (UTF-8) and closes it, and :meth:`command_line` leaves it out of
+    argv. Linux caps one argv entry at 128 KiB (``MAX_ARG_STRLEN``), and argv and the
+    environment together, so a prompt in argv fails to start (``E2BIG``) long before a
+    model's context is full; a prompt in argv is also readable by every local user in
+    the process table."""
+    stdout_to_file: ClassVar[bool] = False
+    """The CLI's stdout is a private unnamed file, read as it grows, instead of a pipe: for
+    a CLI that loses output still queued for a full pipe when it exits (a Node.js CLI
+    that calls ``process.exit()``: Node writes to pipes asynchronously, to files
+    synchronously). Costs a few milliseconds of latency per line read; see
+    :func:`driver.clikit.run_cli`."""
 
     terminal_grace: ClassVar[float] = TERMINAL_GRACE_SECONDS
     """Seconds the CLI may keep running after its terminal line (background tasks, MCP
@@ -113,7 +127,8 @@ class CLIDriver(ProgramDriver[ConfigT]):
     def command_line(
         self, config: ConfigT, prompt: str, *, model: str, resume_id: str
     ) -> list[str]:
-        """The argv of one run; ``resume_id`` is ``""`` for a new session."""
+        """The argv of one run; ``resume_id`` is ``""`` for a new session. With
+        :attr:`prompt_on_stdin` the prompt is not in it."""
 
     @abstractmethod
     def stream_parser(self, out: RunOutput, *, model: str) -> StreamParser:
@@ -134,12 +149,13 @@ class CLIDriver(ProgramDriver[ConfigT]):
         self, config: ConfigT, request: Request, sink: EventSink, parser: StreamParser
     ) -> StdinWriter | None:
         """What writes the CLI's stdin during a run (a prompt, answers to the CLI's own
-        requests), given the run's parser; None (the default) gives the CLI ``/dev/null``.
+        requests), given the run's parser; None gives the CLI ``/dev/null``. The default:
+        the prompt with :attr:`prompt_on_stdin`, else None.
 
         The writer runs while the process does, is cancelled once it has ended, and the
         pipe is closed when the writer returns (see :func:`driver.clikit.run_cli`).
         """
-        return None
+        return _sender(request.prompt.encode()) if self.prompt_on_stdin else None
 
     def system_prompt_args(self, text: str, cleanup: contextlib.ExitStack) -> list[str]:
         """The arguments that hand ``text``, unchanged, to the CLI's own mechanism for
@@ -201,6 +217,7 @@ class CLIDriver(ProgramDriver[ConfigT]):
                 structured=native is not None,
                 terminal_grace=self.terminal_grace,
                 stdin=lambda parser: self.stdin_writer(config, request, sink, parser),
+                stdout_to_file=self.stdout_to_file,
             )
 
     def _with_system_prompt(
@@ -249,3 +266,14 @@ class CLIDriver(ProgramDriver[ConfigT]):
             )
         schema = native_schema(request)
         return schema.schema_document if schema is not None else ""
+
+
+def _sender(data: bytes) -> StdinWriter:
+    """A stdin writer that sends ``data`` and is done (the pipe is then closed: end of
+    input). A CLI that exits without reading it all breaks the pipe, which ends the
+    writing quietly; the run's outcome says what became of it."""
+
+    async def send(pipe: anyio.abc.ByteSendStream) -> None:
+        await pipe.send(data)
+
+    return send

@@ -41,11 +41,13 @@ import contextlib
 import os
 import signal
 import subprocess
+import tempfile
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import anyio.to_thread
 
 from driver.clikit._proctable import RUN_MARKER_VARIABLE, can_scan, end_marked, new_marker
@@ -82,6 +84,10 @@ READ_SIZE = 65536
 
 StdinWriter = Callable[[anyio.abc.ByteSendStream], Awaitable[None]]
 """Writes the CLI's stdin during a run; the pipe is closed when it returns."""
+
+_TAIL_POLL_SECONDS = (0.005, 0.05)
+"""How often a stdout file (``stdout_to_file=True``) is read for new bytes: at first, and at
+most once the CLI has been quiet for a while."""
 
 _GROUP_POLL_SECONDS = 0.02
 
@@ -235,12 +241,19 @@ async def run_cli(
     terminal_grace: float = TERMINAL_GRACE_SECONDS,
     whole_line: Callable[[memoryview], bool] | None = None,
     stdin: StdinWriter | None = None,
+    stdout_to_file: bool = False,
 ) -> ProcessOutcome:
     """Run ``argv`` to completion; stop it after ``timeout`` seconds.
 
     Stdin is ``/dev/null``, or a pipe handed to ``stdin`` once the process has started:
     closed when that returns, and the writer cancelled once the process has exited or is
     being stopped (deadline, lingering, cancellation), so it never writes to an ended run.
+
+    ``stdout_to_file`` gives the CLI a private unnamed file as stdout instead of a pipe,
+    read as it grows (every few milliseconds) until the process group has ended: for a
+    CLI that loses what it has not yet written to a full pipe when it exits (Node.js
+    writes to a pipe asynchronously and ``process.exit()`` drops the queue; its writes
+    to a file are synchronous). Where ``os.pread`` is missing it stays a pipe.
 
     ``env`` is the whole environment of the process (None: this process's), to which
     :data:`~driver.clikit._proctable.RUN_MARKER_VARIABLE` is added with a fresh value.
@@ -257,14 +270,24 @@ async def run_cli(
     marker = new_marker()
     process_env = dict(os.environ if env is None else env)
     process_env[RUN_MARKER_VARIABLE] = marker
-    process = await anyio.open_process(
-        list(argv),
-        cwd=cwd,
-        env=process_env,
-        stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
-        start_new_session=os.name == "posix",
-    )
+    capture = None
+    if stdout_to_file and hasattr(os, "pread"):
+        capture = tempfile.TemporaryFile()  # noqa: SIM115 - closed once the run is over
+    try:
+        process = await anyio.open_process(
+            list(argv),
+            cwd=cwd,
+            env=process_env,
+            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+            stdout=capture if capture is not None else subprocess.PIPE,
+            start_new_session=os.name == "posix",
+        )
+    except BaseException:
+        if capture is not None:
+            capture.close()
+        raise
     group = _Group(process, marker)
+    group_ended = anyio.Event()
     on_spawn(process.pid)
     terminal_seen = anyio.Event()
     framer = LineFramer(on_line, keep=True)
@@ -301,6 +324,8 @@ async def run_cli(
         async with anyio.create_task_group() as readers:
             readers.start_soon(pump, process.stdout, take_stdout)
             readers.start_soon(pump, process.stderr, take_stderr)
+            if capture is not None:
+                readers.start_soon(_tail, capture.fileno(), take_stdout, group_ended)
             writing = anyio.CancelScope()
             if stdin is not None and process.stdin is not None:
                 readers.start_soon(_write_stdin, process.stdin, stdin, writing)
@@ -311,6 +336,7 @@ async def run_cli(
             if process.returncode is None:
                 await _stop(process)
             await group.end()
+            group_ended.set()
             readers.cancel_scope.deadline = anyio.current_time() + DRAIN_SECONDS
             readers.start_soon(group.sweep_until, drained)
         framer.flush()
@@ -320,6 +346,8 @@ async def run_cli(
                 await _stop(process)
             await group.end()  # a no-op unless the run was cut short (cancelled, an error)
             await process.aclose()
+        if capture is not None:
+            capture.close()
     code = process.returncode if process.returncode is not None else -1
     return ProcessOutcome(
         exit_code=code if code >= 0 else -1,
@@ -361,6 +389,31 @@ async def _pump(stream: anyio.abc.ByteReceiveStream | None, take: Callable[[byte
     ):
         while True:
             take(await stream.receive(READ_SIZE))
+
+
+async def _tail(fd: int, take: Callable[[bytes], None], ended: anyio.Event) -> None:
+    """Hand on what the CLI appends to the file ``fd`` as it grows; once the process group
+    has ended (no writer is left in it), read the rest and return.
+
+    ``pread`` reads at an offset of its own: the CLI's write position, which it shares
+    with ``fd``, is never moved.
+    """
+    offset = 0
+    pause, longest = _TAIL_POLL_SECONDS
+    while True:
+        last = ended.is_set()
+        data = os.pread(fd, READ_SIZE, offset)
+        if data:
+            offset += len(data)
+            take(data)
+            pause = _TAIL_POLL_SECONDS[0]
+            await anyio.lowlevel.checkpoint()
+        elif last:
+            return
+        else:
+            with anyio.move_on_after(pause):
+                await ended.wait()
+            pause = min(pause * 2, longest)
 
 
 async def _write_stdin(

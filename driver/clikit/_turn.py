@@ -173,19 +173,22 @@ async def run_turn(
     structured: bool = False,
     terminal_grace: float = TERMINAL_GRACE_SECONDS,
     stdin: Callable[[StreamParser], StdinWriter | None] | None = None,
+    stdout_to_file: bool = False,
 ) -> Response:
     """Run the CLI once for ``request`` and return what its output says.
 
     ``argv`` builds the command line from the resume id (``""`` for a new
     session); ``cwd`` empty means the current directory; ``timeout`` 0 means
-    none. A stored session whose guard values differ is refused before
-    anything is emitted. A failed run returns a response with ``failure`` set;
-    a program that cannot be started raises ``RunError`` carrying the partial
-    response; cancellation stops the process, closes the stream with
-    ``run.error`` and propagates. ``structured`` says the CLI was asked to enforce
-    ``request.output_schema`` natively: its answer is validated against the schema,
-    and a missing or invalid one fails an otherwise successful run (unless the
-    schema's ``on_invalid`` is ``return_invalid``).
+    none. A stored session whose guard values differ is refused with
+    ``SessionMismatchError``, and a NUL byte in the prompt (in argv or on stdin),
+    the command line, the directory or the environment with
+    ``InvalidDriverConfigError``, before anything is emitted. A failed run returns
+    a response with ``failure`` set; a program that cannot be started raises
+    ``RunError`` carrying the partial response; cancellation stops the process,
+    closes the stream with ``run.error`` and propagates. ``structured`` says the
+    CLI was asked to enforce ``request.output_schema`` natively: its answer is
+    validated against the schema, and a missing or invalid one fails an otherwise
+    successful run (unless the schema's ``on_invalid`` is ``return_invalid``).
 
     A CLI still running ``terminal_grace`` seconds after its terminal line is
     ended and the run judged as if it had exited then: the terminal line decides
@@ -196,6 +199,7 @@ async def run_turn(
 
     ``stdin``, given the run's parser, returns what writes the CLI's stdin during the
     run (see :func:`driver.clikit.run_cli`); None, or no writer, leaves it ``/dev/null``.
+    ``stdout_to_file`` gives the CLI a file as stdout, read as it grows (see ``run_cli``).
     """
     state = request.session.state if request.session is not None else None
     resume_id = state.resume_id if state is not None else ""
@@ -251,10 +255,11 @@ async def run_turn(
             on_line=stream_parser.feed,
             finished=lambda: stream_parser.terminal is not None,
             terminal_grace=terminal_grace,
+            stdin=writer,
+            stdout_to_file=stdout_to_file,
             whole_line=stream_parser.is_whole_line
             if isinstance(stream_parser, LineJudge)
             else None,
-            stdin=writer,
         )
         if stderr_lines is not None:
             stderr_lines.flush()
@@ -391,11 +396,12 @@ def _refuse_nul(
     env: Mapping[str, str] | None,
 ) -> None:
     """Refuse, before anything starts, what no process can be started with: a NUL byte
-    in an argument (the prompt, usually), the directory or the environment. The message
-    says where the NUL is, never the text around it."""
+    in the prompt (in argv or on stdin: no CLI reads one as text), an argument, the
+    directory or the environment. The message says where the NUL is, never the text
+    around it."""
     where = ""
     bad = [index for index, arg in enumerate(command) if "\0" in arg]
-    if bad and "\0" in prompt:
+    if "\0" in prompt:
         where = f"the prompt (character {prompt.index(chr(0))})"
     elif bad:
         where = f"argument {bad[0]} of the command line"

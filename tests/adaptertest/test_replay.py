@@ -93,6 +93,20 @@ def test_driver_arguments_are_ignored_and_can_be_recorded(
     assert json.loads(argv_file.read_text()) == ["-p", "--model", "m-1", "hi"]
 
 
+def test_stdin_is_read_to_its_end_and_recorded(transcript: Path, tmp_path: Path) -> None:
+    stdin_file = tmp_path / "stdin.bin"
+    prompt = ("a prompt on stdin, ünïcödé ✓\n" * 20_000).encode()  # more than a pipe holds
+    done = subprocess.run(
+        replay_command(str(transcript), "--record-stdin", str(stdin_file)),
+        input=prompt,
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (0, TRANSCRIPT)
+    assert stdin_file.read_bytes() == prompt
+
+
 @pytest.mark.parametrize(
     ("args", "problem"),
     [

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.abc
 import pytest
 
 import adaptertest
@@ -28,6 +29,7 @@ from driver import (
     SESSION_PARAM_WORKSPACE_ID,
     Descriptor,
     FailureCode,
+    InvalidDriverConfigError,
     InvalidOutputSchemaError,
     OutputFormat,
     OutputSchema,
@@ -583,6 +585,114 @@ async def test_run_cli_raises_when_the_program_cannot_start() -> None:
         )
 
 
+# Writes 4 MiB to stdout without ever blocking, dropping what does not fit at once, then
+# exits: what a Node.js CLI does when it calls process.exit() with writes still queued.
+_IMPATIENT = (
+    "os.set_blocking(1, False)\n"
+    "data = (b'x' * 1023 + b'\\n') * 4096\n"
+    "sent = 0\n"
+    "while sent < len(data):\n"
+    "    try:\n"
+    "        sent += os.write(1, data[sent:])\n"
+    "    except BlockingIOError:\n"
+    "        break\n"
+    "sys.stderr.write(str(sent))\n"
+)
+
+
+@pytest.mark.anyio
+async def test_run_cli_with_stdout_to_file_keeps_what_a_pipe_would_have_dropped() -> None:
+    lines: list[bytes] = []
+    outcome = await run_cli(
+        script(code=_IMPATIENT),
+        cwd=None,
+        timeout=60,
+        on_spawn=lambda pid: None,
+        on_chunk=lambda stream, data: None,
+        on_line=lines.append,
+        stdout_to_file=True,
+    )
+    assert outcome.stderr == str(4 << 20).encode()  # a file took every byte at once
+    assert outcome.stdout == (b"x" * 1023 + b"\n") * 4096
+    assert len(lines) == 4096
+
+
+@pytest.mark.anyio
+async def test_run_cli_with_stdout_to_file_streams_lines_while_the_cli_runs() -> None:
+    """The CLI prints a line, then waits for its input to end; the writer ends it only
+    once that line has reached the caller, so a file read only at exit would hang."""
+    seen = anyio.Event()
+    lines: list[bytes] = []
+
+    def take(line: bytes) -> None:
+        lines.append(line)
+        seen.set()
+
+    async def close_after_the_first_line(pipe: anyio.abc.ByteSendStream) -> None:
+        await seen.wait()
+
+    outcome = await run_cli(
+        script("first", code="sys.stdin.read(); print('second')"),
+        cwd=None,
+        timeout=60,
+        on_spawn=lambda pid: None,
+        on_chunk=lambda stream, data: None,
+        on_line=take,
+        stdin=close_after_the_first_line,
+        stdout_to_file=True,
+    )
+    assert (outcome.timed_out, lines) == (False, [b"first", b"second"])
+
+
+_BIG_INPUT = ('a prompt pasted from a file, ünïcödé ✓ "quoted"\n' * 40_000).encode()
+"""About 2 MiB: sixteen times what Linux lets one argv entry hold."""
+
+
+class StdinToyDriver(ToyDriver):
+    """Reads the prompt on stdin and keeps a copy in the file named by its first argument
+    (with ``--ignore`` it reads nothing and exits)."""
+
+    prompt_on_stdin = True
+
+    def command_line(
+        self, config: ToyConfig, prompt: str, *, model: str, resume_id: str
+    ) -> list[str]:
+        copy = (
+            "import sys\n"
+            "if sys.argv[1:] != ['--ignore']:\n"
+            "    open(sys.argv[1], 'wb').write(sys.stdin.buffer.read())\n"
+            "print('{\"done\": true}')"
+        )
+        return [sys.executable, "-c", copy, *config.command]
+
+
+@pytest.mark.anyio
+async def test_a_driver_with_prompt_on_stdin_hands_the_cli_the_prompt_there(
+    tmp_path: Path,
+) -> None:
+    copy = tmp_path / "prompt.bin"
+    driver = StdinToyDriver(ToyConfig(command=(str(copy),)))
+    prompt = "-starts like a flag\n" + _BIG_INPUT.decode()
+    response = await driver.run(Request(prompt=prompt, streaming=True), RecordingSink())
+    assert response.failure is None, response.failure
+    assert copy.read_bytes() == prompt.encode()
+
+
+@pytest.mark.anyio
+async def test_a_cli_that_never_reads_its_prompt_only_breaks_the_pipe() -> None:
+    """The run's outcome is the CLI's; the unread prompt is no error of its own."""
+    driver = StdinToyDriver(ToyConfig(command=("--ignore",)))
+    prompt = _BIG_INPUT.decode()
+    response = await driver.run(Request(prompt=prompt, streaming=True), RecordingSink())
+    assert response.failure is None, response.failure
+
+
+def test_without_prompt_on_stdin_the_cli_gets_no_stdin_writer() -> None:
+    request = Request(prompt="hi")
+    parser = ToyJsonParser(RunOutput(RecordingSink(), streaming=True, run_id="", thread_id=""))
+    assert ToyDriver().stdin_writer(ToyConfig(), request, RecordingSink(), parser) is None
+
+
 # -- run_turn ---------------------------------------------------------------------------------
 
 
@@ -716,31 +826,52 @@ async def test_the_resume_id_reaches_the_command_line() -> None:
     assert response.checkpoint is not None
 
 
-@pytest.mark.anyio
-@pytest.mark.parametrize("key", GUARDED_KEYS)
-async def test_resume_is_refused_before_launch_when_a_guard_changed(key: str) -> None:
-    state = SessionState(resume_id="s-7", data={key: "captured elsewhere"})
+async def check_refused_before_launch(
+    request: Request, error: type[Exception], match: str, marker: Path
+) -> None:
+    """``run_turn`` raises ``error`` (its message matching ``match``) with nothing emitted
+    and no process started (the command would write ``marker``)."""
     sink = RecordingSink()
-    launched: list[str] = []
-
-    def argv(resume_id: str) -> list[str]:
-        launched.append(resume_id)
-        return script()
-
-    with pytest.raises(SessionMismatchError, match=key):
+    command = script(code=f"open({str(marker)!r}, 'w').close()")
+    with pytest.raises(error, match=match):
         await run_turn(
-            Request(prompt="hi", streaming=True, session=SessionContext(state=state)),
+            request,
             sink,
             driver_type="toy",
-            argv=argv,
+            argv=lambda resume_id: command,
             cwd="",
             model="",
             timeout=0,
             parser=ToyParser,
         )
-    assert launched == []
+    assert not marker.exists()
     assert sink.events == []
     assert sink.stream == []
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("key", GUARDED_KEYS)
+async def test_resume_is_refused_before_launch_when_a_guard_changed(
+    key: str, tmp_path: Path
+) -> None:
+    state = SessionState(resume_id="s-7", data={key: "captured elsewhere"})
+    request = Request(prompt="hi", streaming=True, session=SessionContext(state=state))
+    await check_refused_before_launch(request, SessionMismatchError, key, tmp_path / "ran")
+
+
+@pytest.mark.anyio
+async def test_a_prompt_holding_a_nul_is_refused_before_launch_even_off_argv(
+    tmp_path: Path,
+) -> None:
+    """The command line here holds no prompt (a driver that writes it to stdin): the NUL
+    is refused all the same, naming where it is."""
+    request = Request(prompt="before\x00after", streaming=True)
+    await check_refused_before_launch(
+        request,
+        InvalidDriverConfigError,
+        r"the prompt \(character 6\) contains a NUL byte",
+        tmp_path / "ran",
+    )
 
 
 # -- usage and native structured output -------------------------------------------------------

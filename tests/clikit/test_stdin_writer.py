@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
 
 import anyio
 import anyio.abc
@@ -32,20 +31,8 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
 
 
 async def run(
-    code: str,
-    stdin: StdinWriter | None,
-    *,
-    lines: list[bytes],
-    timeout: float | None = None,
-    seen: Callable[[bytes], None] | None = None,
+    code: str, stdin: StdinWriter | None, *, lines: list[bytes], timeout: float | None = None
 ) -> tuple[ProcessOutcome, float]:
-    """Run ``code`` as the CLI; its stdout lines go to ``lines`` (and ``seen``)."""
-
-    def take(line: bytes) -> None:
-        lines.append(line)
-        if seen is not None:
-            seen(line)
-
     started = time.monotonic()
     outcome = await run_cli(
         [sys.executable, "-c", code],
@@ -53,7 +40,7 @@ async def run(
         timeout=timeout,
         on_spawn=lambda pid: None,
         on_chunk=lambda stream, data: None,
-        on_line=take,
+        on_line=lines.append,
         stdin=stdin,
     )
     return outcome, time.monotonic() - started
@@ -72,7 +59,8 @@ async def test_a_writer_answers_what_the_cli_printed_and_closing_ends_its_input(
     lines: list[bytes] = []
     ready = anyio.Event()
 
-    def seen(line: bytes) -> None:
+    def take(line: bytes) -> None:
+        lines.append(line)
         if line == b"ready":
             ready.set()
 
@@ -81,7 +69,15 @@ async def test_a_writer_answers_what_the_cli_printed_and_closing_ends_its_input(
         await stdin.send(b"first\n")
         await stdin.send(b"second\n")
 
-    outcome, _ = await run(ECHO, converse, lines=lines, seen=seen)
+    outcome = await run_cli(
+        [sys.executable, "-c", ECHO],
+        cwd=None,
+        timeout=None,
+        on_spawn=lambda pid: None,
+        on_chunk=lambda stream, data: None,
+        on_line=take,
+        stdin=converse,
+    )
     assert outcome.exit_code == 0
     assert lines == [b"ready", b"got first", b"got second", b"eof"]
 

@@ -11,10 +11,13 @@ from typing import Any
 import pytest
 
 from adaptertest.cli import main
-from adaptertest.matrix._sweep import SweepError, command_for, sweep
+from adaptertest.matrix._command import main as matrix_main
+from adaptertest.matrix._sweep import SweepError, command_for, parse_shard, shard_of, sweep
 from driver.clikit._versions import RangeError, in_range, last_stable
 
 PUBLISHED = ["0.9.0", "1.0.0", "1.1.0-beta.1", "1.1.0", "1.2.0", "1.10.0", "1.3.0"]
+PUBLISHED_ORDER = ["1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.10.0"]
+"""The five newest stable releases of :data:`PUBLISHED`, oldest first."""
 
 
 @pytest.fixture
@@ -173,6 +176,81 @@ def test_a_release_that_fails_to_install_is_noted_and_skipped(
     assert releases[1].report is None
 
 
+def test_shards_split_the_releases_between_them_old_and_new_alike() -> None:
+    releases = ["1.0", "1.1", "1.2", "1.3", "1.4", "1.5", "1.6"]
+    shares = [shard_of(releases, (index, 3)) for index in (1, 2, 3)]
+    assert shares == [["1.0", "1.3", "1.6"], ["1.1", "1.4"], ["1.2", "1.5"]]
+    assert shard_of(releases, None) == releases
+    assert shard_of(releases[:2], (3, 3)) == []
+    assert parse_shard("2/4") == (2, 4)
+    for bad in ("0/3", "4/3", "2", "a/b", "1/0", "-1/2"):
+        with pytest.raises(SweepError, match="1 <= I <= N"):
+            parse_shard(bad)
+
+
+def test_sharded_sweeps_merge_into_the_matrix_of_the_whole_sweep(
+    tmp_path: Path, lock: Path, reference_doc: dict[str, Any]
+) -> None:
+    """Two shards, as two CI jobs would run them (each with its own cache and folder);
+    ``adaptertest matrix`` over both shards' reports, in release order, is the matrix a
+    single sweep writes."""
+    ran: list[list[str]] = []
+    for index in (1, 2):
+        root = tmp_path / f"clis-{index}"
+        tier = Tier(reference_doc)
+        sweep(
+            "toy",
+            ["pytest", "tier.py"],
+            tmp_path / f"shard-{index}",
+            last=5,
+            root=root,
+            lock=lock,
+            shard=(index, 2),
+            runner=tier,
+            installer=_installer(root),
+            lister=lambda package: PUBLISHED,
+            log=lambda line: None,
+        )
+        ran.append(tier.ran)
+    assert ran == [["1.0.0", "1.2.0", "1.10.0"], ["1.1.0", "1.3.0"]]
+    second = json.loads((tmp_path / "shard-2" / "matrix.json").read_text("utf-8"))
+    assert [c["cli_version"] for c in second["columns"]] == ["1.1.0", "1.3.0"]
+    assert "toy: 1.1.0 to 1.3.0 (shard 2/2)" in (tmp_path / "shard-2" / "matrix.md").read_text()
+    merged = tmp_path / "merged"
+    reports = [
+        tmp_path / f"shard-{1 + PUBLISHED_ORDER.index(v) % 2}" / "reports" / f"toy-{v}.json"
+        for v in PUBLISHED_ORDER
+    ]
+    assert matrix_main([*map(str, reports), "--out", str(merged)]) == 0
+    summary = json.loads((merged / "matrix.json").read_text("utf-8"))
+    assert [c["cli_version"] for c in summary["columns"]] == PUBLISHED_ORDER
+    assert summary["differing"] == ["EVT-03"]
+
+
+def test_a_shard_with_no_release_runs_nothing(
+    tmp_path: Path, lock: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(
+        [
+            "sweep",
+            "toy",
+            "--versions",
+            "1.2.0",
+            "--shard",
+            "2/2",
+            "--out",
+            str(tmp_path / "out"),
+            "--lock",
+            str(lock),
+            "--",
+            "pytest",
+        ]
+    )
+    assert code == 0
+    assert "shard 2/2 holds no release" in capsys.readouterr().out
+    assert not (tmp_path / "out").exists()
+
+
 def test_bad_arguments_fail_before_anything_runs(tmp_path: Path, lock: Path) -> None:
     def never(*args: Any) -> Any:
         raise AssertionError("must not run")
@@ -192,6 +270,7 @@ def test_bad_arguments_fail_before_anything_runs(tmp_path: Path, lock: Path) -> 
         (["--last", "0", "--", "pytest"], "--last must be at least 1"),
         ([], "no tier command"),
         (["--", "pytest"], "is not in the lock file"),
+        (["--shard", "3/2", "--", "pytest"], "a shard is I/N with 1 <= I <= N"),
     ],
 )
 def test_the_command_refuses_bad_input(

@@ -238,6 +238,28 @@ def test_a_persistent_fault_needs_a_named_clean_failure() -> None:
     assert [v.message for v in succeeded] == ["(HTTP 500) the run reports no failure"]
 
 
+@pytest.mark.parametrize(
+    ("message", "named"),
+    [
+        ("API Error: 400 prompt is too long: 1200000 tokens > 200000 maximum", True),
+        (
+            "Codex ran out of room in the model's context window. Start a new thread or "
+            "clear earlier history before retrying.",
+            True,
+        ),
+        ("the request exceeds the model's maximum context length", True),
+        ("something went wrong", False),
+    ],
+)
+def test_a_prompt_too_long_is_named_by_its_status_or_its_meaning(message: str, named: bool) -> None:
+    pattern = next(p for name, _, p in PERSISTENT_FAULTS if name == "fault_prompt_too_long")
+    failed = Response(
+        exit_code=1, failure=RunFailure(code=FailureCode.AGENT_ERROR, message=message)
+    )
+    found = verify_persistent_fault(_observed(failed), "HTTP 400", pattern)
+    assert (found == []) is named, found
+
+
 def test_a_nul_prompt_must_be_refused_by_name() -> None:
     assert verify_nul_refused(_observed(error=ValueError("prompt has a NUL byte"))) == []
     vague = verify_nul_refused(_observed(error=ValueError("bad prompt")))

@@ -128,14 +128,15 @@ def test_the_human_decision_clauses_pass(name: str, emulator: Emulator, tmp_path
     config = configure(name, emulator.base_url, tmp_path)
     options = testing.conformance_options(config, resume_id="", backend="asyncio")
     options = dataclasses.replace(options, model_binding=model_binding(name, program))
-    report = adaptertest.check_driver(lambda: agent_driver(name, config), options)
+    # The binding also turns the scenario battery on; this test judges the HIL family (the
+    # whole suite's level is judged by the conformance classes, the battery by its own test).
+    report = adaptertest.check_driver(lambda: agent_driver(name, config), options, only=["HIL"])
     verdicts = {r.clause: r for r in report.results if r.clause.startswith("HIL-")}
     failing = [r.describe() for r in verdicts.values() if r.status.is_failure]
     assert not failing, failing
     passed = sorted(c for c, r in verdicts.items() if r.status.value == "passed")
     # HIL-07 is a question's answer: ACP version 1 has no question kind to ask with.
     assert passed == [f"HIL-0{n}" for n in (1, 2, 3, 4, 5, 6, 8, 9)], passed
-    assert report.level is Level.LIVE, report.summary()
 
 
 @pytest.mark.anyio

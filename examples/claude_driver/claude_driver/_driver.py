@@ -61,14 +61,16 @@ def _names(arg: str, flag: str) -> bool:
 
 
 def build_argv(
-    config: ClaudeConfig, prompt: str, *, model: str, resume_id: str, json_schema: str = ""
+    config: ClaudeConfig, *, model: str, resume_id: str, json_schema: str = ""
 ) -> list[str]:
-    """The command line of one run; ``--`` keeps a prompt starting with ``-`` a prompt.
+    """The command line of one run. It holds no prompt: ``claude -p`` without a prompt
+    argument reads it from standard input, where the driver writes it (any size, a
+    leading ``-`` included, and out of the process table).
 
     ``json_schema`` (the schema's exact text) asks for native structured output. In the
-    two-way mode (``config.two_way``) the prompt is not on the command line: stdin
-    carries it as stream-json, and ``--permission-prompt-tool stdio`` sends the CLI's
-    permission prompts to the driver as control requests. A
+    two-way mode (``config.two_way``) stdin carries the prompt as a stream-json user
+    message, and ``--permission-prompt-tool stdio`` sends the CLI's permission prompts
+    to the driver as control requests. A
     resumed run passes ``--system-prompt-snapshot off`` (unless ``extra_args`` choose):
     Claude Code 2.1.3xx otherwise replays the session's first system prompt on resume,
     so a run's own appended system prompt (or its absence) would be ignored.
@@ -84,9 +86,7 @@ def build_argv(
             argv += [_SNAPSHOT_FLAG, "off"]
     if json_schema:
         argv += ["--json-schema", json_schema]
-    if config.two_way:
-        return [*argv, *config.extra_args]
-    return [*argv, *config.extra_args, "--", prompt]
+    return [*argv, *config.extra_args]
 
 
 class ClaudeDriver(CLIDriver[ClaudeConfig]):
@@ -107,6 +107,7 @@ class ClaudeDriver(CLIDriver[ClaudeConfig]):
     fingerprint_domain = FINGERPRINT_DOMAIN
     supported_cli_versions = ">=2.1.323"
     install_hint = "install Claude Code or set ClaudeConfig.command"
+    prompt_on_stdin = True
     system_prompt_flags = (
         "--append-system-prompt",
         "--append-system-prompt-file",
@@ -173,15 +174,13 @@ class ClaudeDriver(CLIDriver[ClaudeConfig]):
         self, config: ClaudeConfig, prompt: str, *, model: str, resume_id: str
     ) -> list[str]:
         """``claude -p`` with stream-json output; see :func:`build_argv`."""
-        return build_argv(config, prompt, model=model, resume_id=resume_id)
+        return build_argv(config, model=model, resume_id=resume_id)
 
     def structured_command_line(
         self, config: ClaudeConfig, prompt: str, *, model: str, resume_id: str, schema: NativeSchema
     ) -> list[str]:
         """The same, with ``--json-schema '<schema>'``."""
-        return build_argv(
-            config, prompt, model=model, resume_id=resume_id, json_schema=schema.document
-        )
+        return build_argv(config, model=model, resume_id=resume_id, json_schema=schema.document)
 
     def stream_parser(self, out: RunOutput, *, model: str) -> ClaudeStreamParser:
         """A stream-json parser; the model comes from the CLI's ``system/init`` line."""

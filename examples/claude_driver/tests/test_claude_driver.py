@@ -146,11 +146,11 @@ async def test_streaming_off_sends_no_payloads_but_the_same_transcript(anyio_bac
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_command_line_carries_model_resume_and_prompt(
+async def test_command_line_carries_model_and_resume_and_stdin_the_prompt(
     anyio_backend: str, tmp_path: Path
 ) -> None:
-    argv_file = tmp_path / "argv.json"
-    command = REPLAY.command("success.jsonl", record_argv=argv_file)
+    argv_file, stdin_file = tmp_path / "argv.json", tmp_path / "stdin.bin"
+    command = REPLAY.command("success.jsonl", record_argv=argv_file, record_stdin=stdin_file)
     driver = ClaudeDriver(
         ClaudeConfig(command=command, model="sonnet", extra_args=("--max-turns", "3"))
     )
@@ -161,8 +161,9 @@ async def test_command_line_carries_model_resume_and_prompt(
         session=SessionContext(state=state),
     )
     passed = await testing.passed_argv(driver, request, argv_file)
-    expected = build_argv(driver.config, request.prompt, model="opus", resume_id=state.resume_id)
+    expected = build_argv(driver.config, model="opus", resume_id=state.resume_id)
     assert passed == expected[len(command) :]
+    assert stdin_file.read_bytes() == request.prompt.encode()
     assert passed == [
         "-p",
         "--output-format",
@@ -176,8 +177,6 @@ async def test_command_line_carries_model_resume_and_prompt(
         "off",
         "--max-turns",
         "3",
-        "--",
-        "-v is a prompt, not a flag",
     ]
 
 
@@ -191,10 +190,10 @@ def test_a_resume_renders_the_runs_own_system_prompt_unless_extra_args_choose(
     its append) unless told ``--system-prompt-snapshot off``; the driver tells it so,
     and leaves the choice to extra args that make it."""
     plain = ClaudeConfig(model="opus")
-    resumed = build_argv(plain, "hi", model="opus", resume_id="s-1")
+    resumed = build_argv(plain, model="opus", resume_id="s-1")
     assert resumed[resumed.index("--system-prompt-snapshot") + 1] == "off"
-    assert "--system-prompt-snapshot" not in build_argv(plain, "hi", model="opus", resume_id="")
-    chosen = build_argv(ClaudeConfig(extra_args=extra_args), "hi", model="", resume_id="s-1")
+    assert "--system-prompt-snapshot" not in build_argv(plain, model="opus", resume_id="")
+    chosen = build_argv(ClaudeConfig(extra_args=extra_args), model="", resume_id="s-1")
     assert chosen.count("off") == 0
     assert [a for a in chosen if a.startswith("--system-prompt-snapshot")] == [extra_args[0]]
 
@@ -336,7 +335,7 @@ async def test_structured_output_comes_from_the_result_line(tmp_path: Path) -> N
     assert schema is not None
     flag = argv.index("--json-schema")
     assert argv[flag + 1] == schema.schema_document  # the exact schema text, inline
-    assert argv.index("--") > flag
+    assert argv[flag + 2 :] == []  # nothing after it: the prompt goes to stdin
     assert response.output == '{"ok":true}'
     assert response.checkpoint is not None
 
@@ -384,7 +383,7 @@ async def test_an_append_goes_to_a_private_file_named_by_its_flag(
     passed = await testing.appended_argv(REPLAY, text, tmp_path, extra_args=("--max-turns", "3"))
     flag = passed.index("--append-system-prompt-file")
     path = Path(passed[flag + 1])
-    assert passed[flag + 2 :] == ["--max-turns", "3", "--", "hello"]  # the prompt is untouched
+    assert passed[flag + 2 :] == ["--max-turns", "3"]  # the prompt went to stdin, untouched
     assert text not in " ".join(passed)
     assert not path.exists()  # removed once the run is over
 
@@ -427,7 +426,7 @@ async def test_the_system_prompt_flags_in_extra_args_are_fine_without_an_append(
     """Only an append conflicts with them: a run without one passes them on."""
     extra = ("--system-prompt", "You are a cat.")
     passed = await testing.appended_argv(REPLAY, "", tmp_path, extra_args=extra)
-    assert passed[-4:] == ["--system-prompt", "You are a cat.", "--", "hello"]
+    assert passed[-2:] == ["--system-prompt", "You are a cat."]  # the prompt is on stdin
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])

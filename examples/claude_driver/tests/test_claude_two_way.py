@@ -25,13 +25,14 @@ from pathlib import Path
 
 import anyio
 import pytest
-from test_claude_realcli import MODEL, SHARED, SKIP, claude_config, environment, suite_options
+from test_claude_realcli import SHARED, SKIP, claude_config, suite_options
 
 import adaptertest
 from adaptertest import Options, RecordingSink, realcli
 from adaptertest.emulator import Emulator, Scenario, ToolCall, Turn
 from adaptertest.options import Backend, ModelBinding, ModelEndpoint
 from claude_driver import ClaudeConfig, ClaudeDriver
+from claude_driver.binding import emulator_config
 from driver import (
     DecisionCapableSink,
     DecisionRequest,
@@ -126,11 +127,15 @@ def claude() -> Path:
 BOTH_BACKENDS = pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
 
 
-def two_way(program: Path, base_url: str, root: Path, **env: str) -> ClaudeConfig:
-    config = claude_config(program, base_url, root, timeout=120.0)
+def two_way(base_url: str, root: Path, **env: str) -> ClaudeConfig:
+    """The tier's config in the two-way mode, without the one-shot binding's
+    ``--allowedTools Bash`` (the shell must ask), with ``env`` added."""
+    config = claude_config(base_url, root, timeout=120.0)
     # The Bash tool runs a login shell: its own home keeps the machine's profile out.
     env = {"HOME": config.home, **env}
-    return config.model_copy(update={"two_way": True, "env": {**config.env, **env}})
+    return config.model_copy(
+        update={"two_way": True, "extra_args": (), "env": {**config.env, **env}}
+    )
 
 
 def asking(tool: ToolCall, answer: str = "Done.") -> Scenario:
@@ -176,26 +181,13 @@ marker is the driver's), so the process table shows what is left."""
 
 
 def bound_driver(endpoint: ModelEndpoint) -> ClaudeDriver:
-    """A two-way driver wired to the suite's per-case emulator, home and workspace."""
-    program = realcli.require("claude")
-    env = {
-        **environment(endpoint.base_url),
-        "ANTHROPIC_API_KEY": endpoint.api_key,
-        # The Bash tool runs a login shell: the case's own home keeps the machine's shell
-        # profile (a version manager's rehash, say) out of the command the host approved.
-        "HOME": str(endpoint.home),
-    }
-    return ClaudeDriver(
-        ClaudeConfig(
-            command=(str(program),),
-            model=MODEL,
-            home=str(endpoint.home),
-            cwd=str(endpoint.workspace),
-            env={**env, **endpoint.env},
-            timeout=endpoint.deadline,
-            two_way=True,
-        )
-    )
+    """A two-way driver wired to the suite's per-case emulator, home and workspace: the
+    one-shot binding's config without its ``--allowedTools Bash`` (the shell must ask)."""
+    config = emulator_config(endpoint)
+    # The Bash tool runs a login shell: the case's own home keeps the machine's shell
+    # profile (a version manager's rehash, say) out of the command the host approved.
+    env = {**config.env, "HOME": str(endpoint.home)}
+    return ClaudeDriver(config.model_copy(update={"two_way": True, "extra_args": (), "env": env}))
 
 
 def two_way_options(backend: Backend) -> Options:
@@ -213,8 +205,6 @@ TWO_WAY_KNOWN_FAILURES = {
     "TOL-01": "in the two-way mode a shell command that writes a file is a decision for the "
     "host, and the scenario's sink cannot decide under the default (ask) policy, so the "
     "driver refuses the run (agent_error); the HIL clauses judge the approved path",
-    "INP-03": "the two-way mode hands the prompt to the CLI JSON-encoded on stdin and does "
-    "not refuse a NUL byte before launch yet",
 }
 """Scenario clauses (judged through the same binding) the two-way mode does not pass."""
 
@@ -269,7 +259,7 @@ async def test_an_approved_shell_command_runs_and_its_result_reaches_the_model(
 ) -> None:
     sink = AnsweringSink(replying(DecisionResult.APPROVED))
     with Emulator(asking(SHELL)) as emu:
-        config = two_way(claude, emu.base_url, tmp_path)
+        config = two_way(emu.base_url, tmp_path)
         response = await run(config, sink, ASK, "Write made.txt, please.")
     assert response.failure is None, response.failure
     assert response.output == "Done."
@@ -303,7 +293,7 @@ async def test_a_rejected_shell_command_does_not_run_and_the_run_fails_with_the_
 ) -> None:
     sink = AnsweringSink(replying(DecisionResult.REJECTED))
     with Emulator(asking(SHELL)) as emu:
-        config = two_way(claude, emu.base_url, tmp_path)
+        config = two_way(emu.base_url, tmp_path)
         response = await run(config, sink, ASK)
     assert not (workspace(config) / "made.txt").exists()
     failure = response.failure
@@ -329,7 +319,7 @@ async def test_a_file_write_is_asked_for_and_happens_only_when_approved(
     claude: Path, tmp_path: Path, result: DecisionResult
 ) -> None:
     sink = AnsweringSink(replying(result))
-    config = two_way(claude, "", tmp_path)
+    config = two_way("", tmp_path)
     target = workspace(config) / "notes.md"
     write = ToolCall(
         name="Write",
@@ -338,7 +328,7 @@ async def test_a_file_write_is_asked_for_and_happens_only_when_approved(
     )
     policy = ASK.model_copy(update={"on_reject": FailureAction.CONTINUE})
     with Emulator(asking(write)) as emu:
-        config = two_way(claude, emu.base_url, tmp_path)
+        config = two_way(emu.base_url, tmp_path)
         response = await run(config, sink, policy)
     assert response.failure is None, response.failure
     [asked] = sink.asked
@@ -369,7 +359,7 @@ async def test_native_structured_output_survives_a_permission_asked_mid_run(
         policy=RunPolicy(human_decision=ASK),
     )
     with Emulator(scenario) as emu:
-        config = two_way(claude, emu.base_url, tmp_path)
+        config = two_way(emu.base_url, tmp_path)
         response = await ClaudeDriver(config).run(request, sink)
     assert response.failure is None, response.failure
     assert [a.kind for a in sink.asked] == [HumanDecisionKind.PERMISSION]
@@ -386,7 +376,7 @@ async def test_a_rejection_under_continue_denies_the_tool_and_the_run_goes_on(
     sink = AnsweringSink(replying(DecisionResult.REJECTED))
     policy = ASK.model_copy(update={"on_reject": FailureAction.CONTINUE})
     with Emulator(asking(SHELL, "I will not write it then.")) as emu:
-        config = two_way(claude, emu.base_url, tmp_path)
+        config = two_way(emu.base_url, tmp_path)
         response = await run(config, sink, policy)
     assert response.failure is None, response.failure
     assert response.output == "I will not write it then."
@@ -408,7 +398,7 @@ async def test_a_rejection_under_retry_asks_again_and_a_later_approval_runs_the_
     sink = AnsweringSink(answer)
     policy = ASK.model_copy(update={"on_reject": FailureAction.RETRY, "max_retries": 2})
     with Emulator(asking(SHELL)) as emu:
-        config = two_way(claude, emu.base_url, tmp_path)
+        config = two_way(emu.base_url, tmp_path)
         response = await run(config, sink, policy)
     assert response.failure is None, response.failure
     assert (workspace(config) / "made.txt").exists()
@@ -431,7 +421,7 @@ async def test_no_answer_fails_at_the_policy_deadline_not_the_runs(
     sink = AnsweringSink(never)
     policy = ASK.model_copy(update={"timeout": timedelta(seconds=DECISION_DEADLINE)})
     with Emulator(asking(SHELL)) as emu:
-        config = two_way(claude, emu.base_url, tmp_path)
+        config = two_way(emu.base_url, tmp_path)
         started = time.monotonic()
         response = await run(config, sink, policy)
         took = time.monotonic() - started
@@ -460,7 +450,7 @@ async def test_a_decision_pending_at_cancellation_ends_cleanly(
     sink = AnsweringSink(never)
     pending: list[int] = []
     with Emulator(asking(SHELL)) as emu:
-        config = two_way(claude, emu.base_url, tmp_path, **{TEST_MARKER: marker})
+        config = two_way(emu.base_url, tmp_path, **{TEST_MARKER: marker})
         with anyio.move_on_after(60):  # a bound on the test, not part of what it checks
             async with anyio.create_task_group() as group:
 
@@ -495,7 +485,7 @@ async def test_auto_policies_never_reach_the_sink_and_act_as_named(
 ) -> None:
     sink = AnsweringSink(replying(DecisionResult.APPROVED if not runs else DecisionResult.REJECTED))
     with Emulator(asking(SHELL)) as emu:
-        config = two_way(claude, emu.base_url, tmp_path)
+        config = two_way(emu.base_url, tmp_path)
         response = await run(config, sink, HumanDecisionPolicy(permission=mode))
     assert sink.asked == []
     assert hitl(sink) == []
@@ -516,7 +506,7 @@ async def test_a_question_is_answered_with_the_hosts_text_which_reaches_the_mode
     sink = AnsweringSink(replying(DecisionResult.ANSWERED, text="Blue"))
     policy = HumanDecisionPolicy(question=QuestionMode.ASK)
     with Emulator(asking(QUESTION)) as emu:
-        config = two_way(claude, emu.base_url, tmp_path)
+        config = two_way(emu.base_url, tmp_path)
         response = await run(config, sink, policy)
     assert response.failure is None, response.failure
     [asked] = sink.asked
@@ -533,7 +523,7 @@ async def test_the_default_policy_rejects_a_question_without_asking(
 ) -> None:
     sink = AnsweringSink(replying(DecisionResult.ANSWERED, text="Blue"))
     with Emulator(asking(QUESTION)) as emu:
-        config = two_way(claude, emu.base_url, tmp_path)
+        config = two_way(emu.base_url, tmp_path)
         response = await run(config, sink, HumanDecisionPolicy())
     assert sink.asked == []
     assert response.failure is not None
@@ -546,7 +536,7 @@ async def test_the_default_policy_rejects_a_question_without_asking(
 async def test_leaving_plan_mode_is_a_plan_review(claude: Path, tmp_path: Path) -> None:
     sink = AnsweringSink(replying(DecisionResult.APPROVED))
     with Emulator(asking(PLAN)) as emu:
-        config = two_way(claude, emu.base_url, tmp_path)
+        config = two_way(emu.base_url, tmp_path)
         config = config.model_copy(update={"extra_args": ("--permission-mode", "plan")})
         response = await run(config, sink, HumanDecisionPolicy())
     assert response.failure is None, response.failure
@@ -561,7 +551,7 @@ async def test_a_sink_that_cannot_decide_aborts_an_asking_run(claude: Path, tmp_
     sink = RecordingSink()
     assert not isinstance(sink, DecisionCapableSink)
     with Emulator(asking(SHELL)) as emu:
-        config = two_way(claude, emu.base_url, tmp_path)
+        config = two_way(emu.base_url, tmp_path)
         response = await run(config, sink, ASK)
     assert not (workspace(config) / "made.txt").exists()
     assert response.failure is not None

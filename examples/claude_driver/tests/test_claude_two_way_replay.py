@@ -178,7 +178,7 @@ def test_the_recording_host_starts_the_cli_as_the_two_way_mode_does() -> None:
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    argv = build_argv(ClaudeConfig(command=("claude",), two_way=True), "", model="", resume_id="")
+    argv = build_argv(ClaudeConfig(command=("claude",), two_way=True), model="", resume_id="")
     assert argv == ["claude", *module.TWO_WAY_FLAGS]
 
 

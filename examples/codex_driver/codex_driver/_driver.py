@@ -89,13 +89,14 @@ def _config_overrides(extra_args: Sequence[str]) -> list[str]:
 
 
 def build_argv(
-    config: CodexConfig, prompt: str, *, model: str, resume_id: str, schema_path: str = ""
+    config: CodexConfig, *, model: str, resume_id: str, schema_path: str = ""
 ) -> list[str]:
     """The command line of one run.
 
-    ``exec`` flags go before the ``resume`` subcommand; ``--`` keeps a prompt
-    starting with ``-`` (or spelling a subcommand) a prompt. ``schema_path``
-    (a file holding the JSON Schema) asks for native structured output.
+    ``exec`` flags go before the ``resume`` subcommand; the prompt argument is ``-``,
+    which makes codex read the prompt from standard input, where the driver writes it
+    (any size, and out of the process table). ``schema_path`` (a file holding the JSON
+    Schema) asks for native structured output.
     """
     argv = [*config.command, "exec", "--json", *RUN_FLAGS]
     if model:
@@ -105,7 +106,7 @@ def build_argv(
     argv += config.extra_args
     if resume_id:
         argv += ["resume", resume_id]
-    return [*argv, "--", prompt]
+    return [*argv, "-"]
 
 
 def provider_args(
@@ -166,6 +167,7 @@ class CodexDriver(CLIDriver[CodexConfig]):
     supported_cli_versions = ">=0.162.0"
     install_hint = "install the Codex CLI or set CodexConfig.command"
     schema_in_file = True
+    prompt_on_stdin = True
     system_prompt_inline = True
     system_prompt_conflicts_always = True
 
@@ -210,13 +212,13 @@ class CodexDriver(CLIDriver[CodexConfig]):
         self, config: CodexConfig, prompt: str, *, model: str, resume_id: str
     ) -> list[str]:
         """``codex exec --json``; see :func:`build_argv`."""
-        return build_argv(config, prompt, model=model, resume_id=resume_id)
+        return build_argv(config, model=model, resume_id=resume_id)
 
     def structured_command_line(
         self, config: CodexConfig, prompt: str, *, model: str, resume_id: str, schema: NativeSchema
     ) -> list[str]:
         """The same, with ``--output-schema`` naming the run's temporary schema file."""
-        return build_argv(config, prompt, model=model, resume_id=resume_id, schema_path=schema.path)
+        return build_argv(config, model=model, resume_id=resume_id, schema_path=schema.path)
 
     def stream_parser(self, out: RunOutput, *, model: str) -> CodexStreamParser:
         """An ``exec --json`` parser; the CLI does not report the model, so it is the asked one."""

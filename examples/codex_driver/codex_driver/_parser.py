@@ -22,7 +22,9 @@ event becomes (``examples/README.md`` has the table):
 * A top-level ``error`` event (``Reconnecting... 2/5 (...)``, or the error a
   ``turn.failed`` follows): ``codex.error`` plus a ``system`` item; the last
   one, its reconnect count and HTTP status go into the failure message and
-  metadata.
+  metadata. Codex 0.162 to 0.164 quote a 400's JSON body as the error message
+  (``{"error": {"message": ..., "type": ..., "code": "context_length_exceeded"}}``):
+  the failure says it in words (its message, type and code), the payload keeps it.
 * ``todo_list`` items, ``item.updated``, ``item.plan.delta`` and unknown
   events are skipped; lines that are not JSON objects become ``stdout`` items.
 
@@ -56,6 +58,7 @@ Reading lines and the order of the failure checks come from
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -98,6 +101,25 @@ THREAD_USAGE_KEY = "codex.thread_usage"
 _TOTAL_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens")
 # Usage keys that are parts of input_tokens / output_tokens, kept for information.
 _USAGE_PARTS = ("cache_write_input_tokens", "reasoning_output_tokens")
+
+
+def _described(message: str) -> str:
+    """``message`` in words when it is a model API's JSON error body (``{"error":
+    {"message", "type", "code"}}``, quoted as it is by codex 0.162 to 0.164): its
+    message, then its type and code; any other message unchanged."""
+    text = message.strip()
+    if not text.startswith("{"):
+        return message
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return message
+    error = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(error, dict) or not str_field(error, "message"):
+        return message
+    kinds = ", ".join(part for part in (str_field(error, "type"), str_field(error, "code")) if part)
+    said = f"model API error: {str_field(error, 'message')}"
+    return f"{said} ({kinds})" if kinds else said
 
 
 def _parse_total(text: str) -> tuple[int, int, int] | None:
@@ -220,7 +242,7 @@ class CodexStreamParser(JsonlParser):
             self._error_event(line)
 
     def _error_event(self, event: dict[str, Any]) -> None:
-        message = str_field(event, "message")
+        message = _described(str_field(event, "message"))
         if not message:
             return
         self._error_hint = message
@@ -289,7 +311,7 @@ class CodexStreamParser(JsonlParser):
                 )
             )
             return
-        message = str_field(dict_field(event, "error"), "message")
+        message = _described(str_field(dict_field(event, "error"), "message"))
         self._turn_failed = message
         self._out.item(
             TranscriptItem(

@@ -10,6 +10,7 @@ in ``adaptertest.clikit``; this file gives them Codex's data.
 
 from __future__ import annotations
 
+import json
 import sys
 import tomllib
 from pathlib import Path
@@ -149,11 +150,11 @@ async def test_streaming_off_sends_no_payloads_but_the_same_transcript(anyio_bac
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_command_line_carries_model_resume_and_prompt(
+async def test_command_line_carries_model_and_resume_and_stdin_the_prompt(
     anyio_backend: str, tmp_path: Path
 ) -> None:
-    argv_file = tmp_path / "argv.json"
-    command = REPLAY.command("success.jsonl", record_argv=argv_file)
+    argv_file, stdin_file = tmp_path / "argv.json", tmp_path / "stdin.bin"
+    command = REPLAY.command("success.jsonl", record_argv=argv_file, record_stdin=stdin_file)
     driver = CodexDriver(
         CodexConfig(command=command, model="gpt-test", extra_args=("--sandbox", "read-only"))
     )
@@ -164,10 +165,9 @@ async def test_command_line_carries_model_resume_and_prompt(
         session=SessionContext(state=state),
     )
     passed = await testing.passed_argv(driver, request, argv_file)
-    expected = build_argv(
-        driver.config, request.prompt, model="gpt-other", resume_id=state.resume_id
-    )
+    expected = build_argv(driver.config, model="gpt-other", resume_id=state.resume_id)
     assert passed == expected[len(command) :]
+    assert stdin_file.read_bytes() == request.prompt.encode()
     assert passed == [
         "exec",
         "--json",
@@ -178,8 +178,7 @@ async def test_command_line_carries_model_resume_and_prompt(
         "read-only",
         "resume",
         "0199e5a2-7c41-7d30-a8f5-2b6e9c4d1f08",
-        "--",
-        "resume is a prompt word here, not the subcommand",
+        "-",
     ]
 
 
@@ -264,9 +263,42 @@ def test_a_killed_run_with_an_exit_code_quotes_the_last_error() -> None:
     assert failure.metadata["last_error"].startswith("Reconnecting... 3/5")
 
 
+def test_a_json_error_body_is_said_in_words_not_dumped() -> None:
+    """codex 0.162 to 0.164 quote a 400's JSON body as the error message; the failure
+    says it in words (the payload keeps it as it came)."""
+    body = json.dumps(
+        {
+            "error": {
+                "message": "Your input exceeds the context window of this model.",
+                "type": "invalid_request_error",
+                "param": None,
+                "code": "context_length_exceeded",
+            }
+        }
+    )
+    data = "\n".join(
+        json.dumps(line)
+        for line in (
+            {"type": "thread.started", "thread_id": "t-1"},
+            {"type": "turn.started"},
+            {"type": "error", "message": body},
+            {"type": "turn.failed", "error": {"message": body}},
+        )
+    ).encode()
+    parser, _, sink = parse(data)
+    failure = parser.failure(ProcessOutcome(1, "", False, data, b""), 60)
+    assert failure is not None
+    assert failure.message == (
+        "model API error: Your input exceeds the context window of this model. "
+        "(invalid_request_error, context_length_exceeded)"
+    )
+    assert "{" not in failure.message
+    assert [p.raw["message"] for p in sink.stream if p.kind == "codex.error"] == [body]
+
+
 def test_the_schema_file_goes_before_the_resume_subcommand() -> None:
     config = CodexConfig(extra_args=("--sandbox", "read-only"))
-    argv = build_argv(config, "p", model="", resume_id="t-1", schema_path="/tmp/s.json")
+    argv = build_argv(config, model="", resume_id="t-1", schema_path="/tmp/s.json")
     assert argv == [
         "codex",
         "exec",
@@ -278,8 +310,7 @@ def test_the_schema_file_goes_before_the_resume_subcommand() -> None:
         "read-only",
         "resume",
         "t-1",
-        "--",
-        "p",
+        "-",
     ]
 
 
@@ -289,7 +320,7 @@ async def test_structured_output_is_the_final_message(tmp_path: Path) -> None:
         REPLAY, "structured_ok.jsonl", tmp_path / "argv.json"
     )
     schema_path = Path(argv[argv.index("--output-schema") + 1])
-    assert argv.index("--output-schema") < argv.index("--")
+    assert argv.index("--output-schema") < argv.index("-")
     assert not schema_path.exists()  # the run's temporary schema file is gone
     assert response.output == '{"ok":true}'
 
@@ -433,7 +464,7 @@ async def test_an_append_becomes_developer_instructions(anyio_backend: str, tmp_
     assert key == "developer_instructions"
     assert tomllib.loads(f"v = {value}")["v"] == text
     assert passed[flag + 2 : flag + 4] == ["--sandbox", "read-only"]
-    assert passed[-2:] == ["--", "hello"]  # the prompt is untouched
+    assert passed[flag + 4 :] == ["-"]  # the prompt went to stdin, untouched
 
 
 @settings(max_examples=50, deadline=None, derandomize=True, database=None)

@@ -70,12 +70,13 @@ def merge_settings(home: Path, settings: dict[str, Any]) -> Path:
     return path
 
 
-def build_argv(config: GeminiConfig, prompt: str, *, model: str, resume_id: str) -> list[str]:
+def build_argv(config: GeminiConfig, *, model: str, resume_id: str) -> list[str]:
     """The command line of one run.
 
-    The prompt goes last as ``--prompt=<text>``, one argument, so a prompt that
-    starts with ``-`` stays a prompt; ``--prompt`` (``-p``) makes the run headless; tools that
-    need approval stay unavailable unless ``extra_args`` says otherwise (e.g.
+    It holds no prompt: with its standard input a pipe and no ``--prompt``, Gemini CLI
+    runs headless and reads the prompt from standard input, where the driver writes it
+    (any size, a leading ``-`` included, and out of the process table). Tools that need
+    approval stay unavailable unless ``extra_args`` says otherwise (e.g.
     ``--approval-mode yolo``).
     """
     argv = [*config.command, "--output-format", "stream-json"]
@@ -83,7 +84,7 @@ def build_argv(config: GeminiConfig, prompt: str, *, model: str, resume_id: str)
         argv += ["--model", model]
     if resume_id:
         argv += ["--resume", resume_id]
-    return [*argv, *config.extra_args, f"--prompt={prompt}"]
+    return [*argv, *config.extra_args]
 
 
 class GeminiDriver(CLIDriver[GeminiConfig]):
@@ -120,6 +121,12 @@ class GeminiDriver(CLIDriver[GeminiConfig]):
       than ``output_tokens``, so thinking counts once, as output;
     - ``estimated_cost_milli`` = 0: the CLI reports no cost.
 
+    Stdout is a file, not a pipe (``stdout_to_file``): Gemini CLI 0.61 echoes the
+    prompt on stdout and calls ``process.exit()`` when done; with a prompt of a MiB the
+    echo is still queued for a full pipe then, and Node drops it and everything after
+    it (the answer and the ``result`` line), in about half the runs against a model
+    that answers at once. Node writes to a file synchronously, so nothing is lost.
+
     The top-level counts are the sum over ``stats.models`` (one entry per model
     that answered: auto-routing adds a router model); without them the
     per-model counts are summed the same way.
@@ -134,6 +141,8 @@ class GeminiDriver(CLIDriver[GeminiConfig]):
     display_name = "Gemini CLI (stream-json example)"
     extra_args_hint = "--approval-mode yolo"
     capability = StreamCapability(native=True, token_level=True)
+    prompt_on_stdin = True
+    stdout_to_file = True
 
     def __init__(self, config: GeminiConfig | None = None) -> None:
         super().__init__(GeminiConfig, config)
@@ -142,7 +151,7 @@ class GeminiDriver(CLIDriver[GeminiConfig]):
         self, config: GeminiConfig, prompt: str, *, model: str, resume_id: str
     ) -> list[str]:
         """``gemini --output-format stream-json``; see :func:`build_argv`."""
-        return build_argv(config, prompt, model=model, resume_id=resume_id)
+        return build_argv(config, model=model, resume_id=resume_id)
 
     def stream_parser(self, out: RunOutput, *, model: str) -> GeminiStreamParser:
         """A stream-json parser; ``init`` names the model, ``result.stats`` the one used."""

@@ -84,6 +84,12 @@ _COUNTS = ("total_tokens", "input_tokens", "output_tokens", "cached", "input")
 # or "Attempt 10 failed: <error>. Max attempts reached" (the last one).
 _ATTEMPT = re.compile(r"^Attempt (\d+) failed(?: with status (\d+))?")
 _API_ERROR = "[API Error:"
+# stderr of a request that got no HTTP answer (Node's fetch): the error's cause, e.g.
+# "[cause]: SocketError: other side closed", then its "code: 'UND_ERR_SOCKET',".
+_CAUSE = re.compile(r"^\[cause\]: (\w*Error): (.*?)(?: \{)?$")
+_CAUSE_CODE = re.compile(r"^code: '([A-Z][A-Z0-9_]*)',?$")
+_CUT = "terminated"
+"""What Node's fetch says when the connection closes in the middle of a response body."""
 _CODE = re.compile(r'"code"\s*:\s*(\d{3})')
 
 
@@ -158,6 +164,8 @@ class GeminiStreamParser(JsonlParser):
         self._last_error: dict[str, str] = {}
         self._retries: list[dict[str, Any]] = []
         self._attempts = 0
+        self._cause = ""
+        self._cause_code = ""
 
     # -- feeding --------------------------------------------------------------------------
 
@@ -310,8 +318,15 @@ class GeminiStreamParser(JsonlParser):
     # -- stderr -----------------------------------------------------------------------------
 
     def feed_stderr(self, raw: bytes) -> None:
-        """A retried API call becomes a ``gemini.retry`` payload and an ``api_retry`` item."""
+        """A retried API call becomes a ``gemini.retry`` payload and an ``api_retry`` item;
+        the cause of a request that got no HTTP answer is kept for the failure message."""
         text = raw.decode("utf-8", errors="replace").strip()
+        if cause := _CAUSE.match(text):
+            self._cause, self._cause_code = f"{cause[1]}: {cause[2]}", ""
+            return
+        if self._cause and not self._cause_code and (named := _CAUSE_CODE.match(text)):
+            self._cause_code = named[1]
+            return
         found = _ATTEMPT.match(text)
         if found is None:
             return
@@ -369,7 +384,7 @@ class GeminiStreamParser(JsonlParser):
         if message.startswith(_API_ERROR) and message.endswith("]"):
             code, api_message = _api_error(message)
             if not code:  # no HTTP answer: the stream broke ("terminated"), a network error
-                return f"gemini API error: {message[len(_API_ERROR) : -1].strip()}"
+                return self._network_failure(meta, message[len(_API_ERROR) : -1].strip())
             meta["http_status"] = code
             return f"gemini API error: HTTP {code} {api_message}".rstrip()
         return (
@@ -377,6 +392,23 @@ class GeminiStreamParser(JsonlParser):
             or self._last_error.get("message", "")
             or (f"gemini reported status {status!r}" if status else "gemini reported no status")
         )
+
+    def _network_failure(self, meta: dict[str, Any], error: str) -> str:
+        """A request that got no HTTP answer, with the cause the CLI printed on stderr.
+
+        The result line says only Node's words (``terminated`` for a connection closed
+        mid-response); the stream cut is named, and the socket error quoted."""
+        cause = ", ".join(part for part in (self._cause, self._cause_code) if part)
+        if cause:
+            meta["network_error"] = cause
+        detail = f"{error}; {cause}" if cause else error
+        if error == _CUT:
+            meta["stream_cut"] = True
+            return (
+                "gemini API error: the model's response stream was cut (the connection "
+                f"closed before the answer was complete: {detail})"
+            )
+        return f"gemini API error: {detail}"
 
     def exit_detail(self, outcome: ProcessOutcome) -> str:
         """Fatal errors (auth, turn limit, API) go to stderr; the last ``error`` line is

@@ -301,11 +301,11 @@ async def test_streaming_off_sends_no_payloads_but_the_same_transcript(anyio_bac
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_command_line_carries_model_resume_and_prompt(
+async def test_command_line_carries_model_and_resume_and_stdin_the_prompt(
     anyio_backend: str, tmp_path: Path
 ) -> None:
-    argv_file = tmp_path / "argv.json"
-    command = REPLAY.command("success.jsonl", record_argv=argv_file)
+    argv_file, stdin_file = tmp_path / "argv.json", tmp_path / "stdin.bin"
+    command = REPLAY.command("success.jsonl", record_argv=argv_file, record_stdin=stdin_file)
     driver = GeminiDriver(
         GeminiConfig(
             command=command, model="gemini-2.5-flash", extra_args=("--approval-mode", "yolo")
@@ -318,10 +318,9 @@ async def test_command_line_carries_model_resume_and_prompt(
         session=SessionContext(state=state),
     )
     passed = await testing.passed_argv(driver, request, argv_file)
-    expected = build_argv(
-        driver.config, request.prompt, model="gemini-2.5-pro", resume_id=state.resume_id
-    )
+    expected = build_argv(driver.config, model="gemini-2.5-pro", resume_id=state.resume_id)
     assert passed == expected[len(command) :]
+    assert stdin_file.read_bytes() == request.prompt.encode()
     assert passed == [
         "--output-format",
         "stream-json",
@@ -331,10 +330,9 @@ async def test_command_line_carries_model_resume_and_prompt(
         "5d0c7e3a-1b42-4f69-9a8e-2c7d41e0b6f3",
         "--approval-mode",
         "yolo",
-        "--prompt=--version is a prompt here, not a flag",
     ]
-    fresh = build_argv(GeminiConfig(), "hi", model="", resume_id="")
-    assert fresh == ["gemini", "--output-format", "stream-json", "--prompt=hi"]
+    fresh = build_argv(GeminiConfig(), model="", resume_id="")
+    assert fresh == ["gemini", "--output-format", "stream-json"]
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
@@ -452,6 +450,42 @@ def test_an_api_error_result_names_status_and_retry_count() -> None:
         "last_retry_status": 500,
     }
     assert [p.kind for p in sink.stream].count(RETRY_KIND) == 1  # the last attempt is no retry
+
+
+def network_error_result(error: str) -> bytes:
+    line = {"type": "result", "status": "error", "error": {"message": f"[API Error: {error}]"}}
+    return json.dumps(line).encode()
+
+
+def test_a_refused_connection_quotes_the_cause_from_stderr() -> None:
+    parser, _, _ = parse(network_error_result("fetch failed"))
+    for line in (
+        b"Error when talking to Gemini API Full report available at: x.json TypeError: fetch",
+        b"  [cause]: Error: connect ECONNREFUSED 127.0.0.1:9 {",
+        b"    errno: -111,",
+        b"    code: 'ECONNREFUSED',",
+    ):
+        parser.feed_stderr(line)
+    failure = parser.failure(ProcessOutcome(1, "", False, b"", b""), 60)
+    assert failure is not None
+    assert failure.message == (
+        "gemini API error: fetch failed; Error: connect ECONNREFUSED 127.0.0.1:9, ECONNREFUSED"
+    )
+    assert (
+        failure.metadata["network_error"] == "Error: connect ECONNREFUSED 127.0.0.1:9, ECONNREFUSED"
+    )
+    assert "stream_cut" not in failure.metadata
+
+
+def test_a_cut_without_a_cause_on_stderr_still_names_the_cut() -> None:
+    parser, _, _ = parse(network_error_result("terminated"))
+    failure = parser.failure(ProcessOutcome(1, "", False, b"", b""), 60)
+    assert failure is not None
+    assert failure.message == (
+        "gemini API error: the model's response stream was cut (the connection closed "
+        "before the answer was complete: terminated)"
+    )
+    assert failure.metadata["stream_cut"] is True
 
 
 def test_an_untrusted_workspace_is_named() -> None:

@@ -122,8 +122,16 @@ CASES = [
         ("run.started", "step.started", *TEXT1, "step.finished", "run.error"),
         "OK t",
         NO_TOKENS,
-        failure="gemini API error: terminated",
-        failure_metadata={"exit_code": 1, "error_type": "unknown"},
+        # The result line says only "terminated"; stderr names the socket error.
+        failure="gemini API error: the model's response stream was cut (the connection "
+        "closed before the answer was complete: terminated; SocketError: other side "
+        "closed, UND_ERR_SOCKET)",
+        failure_metadata={
+            "exit_code": 1,
+            "error_type": "unknown",
+            "network_error": "SocketError: other side closed, UND_ERR_SOCKET",
+            "stream_cut": True,
+        },
     ),
     Real(
         # The CLI retried the empty answer once, then gave up: exit 0, an error result.
