@@ -31,6 +31,7 @@ from driver.decision import (
     HumanDecisionSupport,
     QuestionMode,
     QuestionSupport,
+    decision_mode,
     effective_human_decision_policy,
 )
 from driver.descriptor import (
@@ -417,6 +418,7 @@ __all__ = [
     "append_system_prompt_fingerprint",
     "canonical_session_config_fingerprint",
     "check_append_system_prompt",
+    "decision_mode",
     "effective_human_decision_policy",
     "error_matches",
     "find_error",

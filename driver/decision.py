@@ -32,6 +32,7 @@ __all__ = [
     "HumanDecisionSupport",
     "QuestionMode",
     "QuestionSupport",
+    "decision_mode",
     "effective_human_decision_policy",
 ]
 
@@ -130,6 +131,18 @@ def effective_human_decision_policy(policy: HumanDecisionPolicy) -> HumanDecisio
     return policy.model_copy(update=updates, deep=True)
 
 
+def decision_mode(
+    policy: HumanDecisionPolicy, kind: HumanDecisionKind
+) -> HumanDecisionMode | QuestionMode:
+    """The mode ``policy`` sets for decisions of ``kind``, as given (pass the
+    :func:`effective_human_decision_policy` for the mode that applies)."""
+    if kind == HumanDecisionKind.QUESTION:
+        return policy.question
+    if kind == HumanDecisionKind.PLAN_REVIEW:
+        return policy.plan_review
+    return policy.permission
+
+
 class HumanDecisionSupport(FrozenSPIModel):
     """Which permission or plan-review modes a driver can honour.
 
@@ -213,6 +226,13 @@ class HITLRequestedPayload(SPIModel):
     created_at: Timestamp | None = None
     deadline: Timestamp | None = None
     retry_attempt: int = 0
+
+    @classmethod
+    def for_request(cls, request: DecisionRequest) -> HITLRequestedPayload:
+        """The body announcing ``request``: its fields but ``run_id``, ``thread_id`` and
+        ``default_decision`` (the payload itself carries the run and thread), copied."""
+        fields = request.model_dump(exclude={"run_id", "thread_id", "default_decision"})
+        return cls.model_validate(fields)
 
 
 class HITLResolvedPayload(SPIModel):

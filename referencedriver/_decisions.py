@@ -36,6 +36,7 @@ from driver import (
     QuestionMode,
     StreamKind,
     StreamPayload,
+    decision_mode,
     effective_human_decision_policy,
 )
 
@@ -106,14 +107,6 @@ class Decision:
     request: DecisionRequest | None = None
 
 
-def _mode(policy: HumanDecisionPolicy, kind: HumanDecisionKind) -> str:
-    if kind == HumanDecisionKind.QUESTION:
-        return str(policy.question)
-    if kind == HumanDecisionKind.PLAN_REVIEW:
-        return str(policy.plan_review)
-    return str(policy.permission)
-
-
 def failure_action(policy: HumanDecisionPolicy, result: DecisionResult) -> FailureAction:
     """What the policy does after ``result`` (only rejections and timeouts are asked
     about). The reference cannot ask twice, so retry acts as abort."""
@@ -136,7 +129,7 @@ async def decide(
     and wait at most the policy's timeout (``timed_out`` after it). ``emit`` sends the
     stream payloads. A sink that cannot decide, or raises, aborts the decision."""
     effective = effective_human_decision_policy(policy)
-    mode = _mode(effective, action.kind)
+    mode = decision_mode(effective, action.kind)
     if mode == HumanDecisionMode.AUTO_APPROVE:
         return Decision(DecisionResult.APPROVED)
     if mode in (HumanDecisionMode.AUTO_REJECT, QuestionMode.AUTO_REJECT):
@@ -162,17 +155,7 @@ async def decide(
         StreamPayload(
             kind=StreamKind.HITL_REQUESTED,
             tool_call_id=tool_call_id,
-            hitl_requested=HITLRequestedPayload(
-                request_id=request.request_id,
-                kind=request.kind,
-                source=request.source,
-                tool_call_id=tool_call_id,
-                prompt=request.prompt,
-                payload=dict(request.payload),
-                choices=list(request.choices),
-                created_at=request.created_at,
-                deadline=request.deadline,
-            ),
+            hitl_requested=HITLRequestedPayload.for_request(request),
         )
     )
     response: DecisionResponse | None = None

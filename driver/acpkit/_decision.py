@@ -124,9 +124,7 @@ async def _ask(
         StreamPayload(
             kind=StreamKind.HITL_REQUESTED,
             tool_call_id=asked.tool_call_id,
-            hitl_requested=HITLRequestedPayload.model_validate(
-                asked.model_dump(include=set(HITLRequestedPayload.model_fields))
-            ),
+            hitl_requested=HITLRequestedPayload.for_request(asked),
         )
     )
     started = anyio.current_time()

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from driver import (
     CommonConfig,
+    DecisionChoice,
+    DecisionRequest,
     DecisionResult,
     EnvBinding,
     FailureAction,
     FailureCode,
+    HITLRequestedPayload,
     HumanDecisionFailure,
     HumanDecisionKind,
     HumanDecisionMode,
@@ -24,6 +27,7 @@ from driver import (
     RunFailure,
     WorkspaceStrategy,
     WorkspaceStrategyType,
+    decision_mode,
     effective_human_decision_policy,
     is_human_decision,
     is_rejected,
@@ -140,6 +144,41 @@ def test_effective_policy_fills_every_zero_field() -> None:
         on_reject=FailureAction.ABORT,
         max_retries=3,
     )
+
+
+def test_decision_mode_reads_the_field_of_the_kind() -> None:
+    policy = HumanDecisionPolicy(
+        permission=HumanDecisionMode.AUTO_APPROVE,
+        plan_review=HumanDecisionMode.AUTO_REJECT,
+        question=QuestionMode.ASK,
+    )
+    assert decision_mode(policy, HumanDecisionKind.PERMISSION) == HumanDecisionMode.AUTO_APPROVE
+    assert decision_mode(policy, HumanDecisionKind.PLAN_REVIEW) == HumanDecisionMode.AUTO_REJECT
+    assert decision_mode(policy, HumanDecisionKind.QUESTION) == QuestionMode.ASK
+    assert decision_mode(HumanDecisionPolicy(), HumanDecisionKind.QUESTION) == QuestionMode.UNSET
+
+
+def test_the_requested_payload_is_the_request_but_its_run_thread_and_default() -> None:
+    request = DecisionRequest(
+        request_id="d-1",
+        run_id="run-1",
+        thread_id="thread-1",
+        kind=HumanDecisionKind.PERMISSION,
+        source="Bash",
+        tool_call_id="toolu_1",
+        prompt="Run it?",
+        payload={"input": {"command": "ls"}},
+        choices=[DecisionChoice(key="allow", label="Allow")],
+        default_decision=DecisionResult.REJECTED,
+        created_at=datetime(2026, 1, 2, tzinfo=UTC),
+        deadline=datetime(2026, 1, 2, 0, 0, 30, tzinfo=UTC),
+        retry_attempt=2,
+    )
+    body = HITLRequestedPayload.for_request(request)
+    kept = request.model_dump(exclude={"run_id", "thread_id", "default_decision"})
+    assert body.model_dump() == kept
+    body.payload["input"]["command"] = "rm"
+    assert request.payload == {"input": {"command": "ls"}}  # a copy
 
 
 def test_effective_policy_keeps_explicit_values() -> None:

@@ -30,9 +30,17 @@ class ClaudeConfig(CLIConfig):
     ``command`` is the program plus any leading arguments; the driver appends
     the print-mode flags, the model, the resume id, ``extra_args`` and the
     prompt. The session-config fingerprint covers every field.
+
+    ``two_way`` switches to the two-way mode: the prompt goes on stdin as a stream-json
+    user message and the CLI's permission prompts come to the driver over its control
+    messages, decided by the run's human-decision policy and the host (see
+    ``claude_driver._control``); the driver then declares HITL.
     """
 
-    # The fields are driver.clikit.CLIConfig's; only the default program is Claude's.
+    # The fields are driver.clikit.CLIConfig's, the default program Claude's, plus the switch.
 
     command: tuple[str, ...] = Field(default=DEFAULT_COMMAND, min_length=1)
     """Program and leading arguments, e.g. ``("claude",)`` or a wrapper script."""
+    two_way: bool = False
+    """Run with ``--input-format stream-json --permission-prompt-tool stdio``: permission
+    prompts, questions and plan reviews are routed to the host."""

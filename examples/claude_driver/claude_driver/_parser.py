@@ -34,8 +34,11 @@ is not stable). What each line becomes (``examples/README.md`` has the table):
   is the sum of that object's ``costUSD``, else ``total_cost_usd``: on a resumed
   session ``modelUsage`` and ``total_cost_usd`` count the whole session, not
   the run. With ``--json-schema``, ``structured_output`` is the structured answer.
-* anything else (``stream_event``, ``tool_progress``, ``ui_invalidate``,
-  control frames ...) is skipped; lines that are not JSON objects become
+* control frames (``control_request``, ``control_response``,
+  ``control_cancel_request``) go to the two-way mode's :class:`ControlChannel` when the
+  run has one (see ``_control.py``), and are skipped otherwise;
+* anything else (``stream_event``, ``tool_progress``, ``ui_invalidate`` ...) is
+  skipped; lines that are not JSON objects become
   ``stdout`` items.
 
 Reading lines and the order of the failure checks come from
@@ -49,7 +52,8 @@ import math
 from datetime import UTC, datetime
 from typing import Any
 
-from driver import TerminalPayload, TranscriptItem, TranscriptKind, Usage
+from claude_driver._control import CONTROL_TYPES, ControlChannel
+from driver import RunFailure, TerminalPayload, TranscriptItem, TranscriptKind, Usage
 from driver.clikit import (
     JsonlParser,
     ProcessOutcome,
@@ -195,6 +199,14 @@ class ClaudeStreamParser(JsonlParser):
         self._rate_limit: dict[str, Any] = {}
         self._compaction = ""
         self._api_error = ""
+        self.control: ControlChannel | None = None
+        """The two-way mode's channel: it gets the control lines and the end of the turn,
+        and a decision that ended the run decides its failure."""
+
+    @property
+    def out(self) -> RunOutput:
+        """Where this run's payloads, events and items go (the two-way channel emits there)."""
+        return self._out
 
     # -- feeding --------------------------------------------------------------------------
 
@@ -211,6 +223,8 @@ class ClaudeStreamParser(JsonlParser):
             self._result_line(line, text)
         elif kind == "rate_limit_event":
             self._rate_limit_event(dict_field(line, "rate_limit_info"))
+        elif kind in CONTROL_TYPES and self.control is not None:
+            self.control.take(line)
 
     def needs_text(self, line: dict[str, Any]) -> bool:
         """Only the ``result`` line's text is kept (the terminal payload, verbatim)."""
@@ -408,6 +422,8 @@ class ClaudeStreamParser(JsonlParser):
                 errors=[e for e in list_field(line, "errors") if isinstance(e, str)],
             )
         )
+        if self.control is not None:
+            self.control.turn_ended()
 
     # -- the outcome ------------------------------------------------------------------------
 
@@ -441,6 +457,13 @@ class ClaudeStreamParser(JsonlParser):
         if value is None:
             return None
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+    def failure(self, outcome: ProcessOutcome, timeout: float) -> RunFailure | None:
+        """A decision that ended the run (two-way mode) is its failure; otherwise the
+        stream and the exit decide, as for every CLI."""
+        if self.control is not None and self.control.failure is not None:
+            return self.control.failure
+        return super().failure(outcome, timeout)
 
     def reported_failure(self, meta: dict[str, Any]) -> str:
         """An error ``result`` line: its errors, its text, an API error, or its subtype."""

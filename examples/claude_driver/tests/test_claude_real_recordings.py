@@ -106,6 +106,24 @@ EXPECTED = {
             api_error_type="authentication_error",
         ),
     ),
+    # The two-way mode (recorded with scripts/scripted_host.py): the control lines are not
+    # output, and without the mode's channel they are skipped. The host allowed, denied
+    # (the turn went on), denied with interrupt (the CLI stopped the turn), answered a
+    # question, and approved leaving plan mode.
+    "real_permission_allow.jsonl": Expected("Done: made.txt is written.", usage(3060, 0, 49, 10)),
+    "real_permission_deny.jsonl": Expected(
+        "I will leave made.txt alone then.", usage(3060, 0, 49, 10)
+    ),
+    "real_permission_abort.jsonl": Expected(
+        "Writing the file.",
+        usage(1500, 0, 40, 5),
+        "result_type=user",
+        {"subtype": "error_during_execution", "terminal_reason": "aborted_tools"},
+    ),
+    "real_permission_question.jsonl": Expected("Blue it is.", usage(3080, 0, 55, 10)),
+    "real_permission_plan.jsonl": Expected(
+        "Plan approved; writing it next.", usage(3040, 0, 38, 10)
+    ),
     # Cut streams, then the CLI's own non-streaming retry cut too: no HTTP status.
     "real_stream_cut.jsonl": Expected(
         "",
