@@ -397,6 +397,19 @@ async def test_a_program_that_cannot_start_raises_with_a_partial_response(
 
 
 @pytest.mark.anyio
+async def test_a_prompt_with_a_nul_byte_is_refused_before_anything_starts(
+    tmp_path: Path,
+) -> None:
+    from driver import InvalidDriverConfigError
+
+    driver = ACPDriver(config(tmp_path, command=(str(tmp_path / "missing-agent"),)))
+    sink = RecordingSink()
+    with pytest.raises(InvalidDriverConfigError, match="NUL byte"):
+        await run(driver, "before\0after", sink)
+    assert not sink.stream and not sink.events
+
+
+@pytest.mark.anyio
 async def test_a_stored_session_is_loaded_and_its_replayed_history_kept_out_of_the_run(
     tmp_path: Path,
 ) -> None:
