@@ -147,6 +147,27 @@ AGENTS: Mapping[str, AgentSetup] = {
 """The agents by the lock's name of their CLI (``examples/cli-versions.json``)."""
 
 
+def _claude_allows_shell(home: Path) -> tuple[str, ...]:
+    # Claude Code reads its permission rules from the settings under its config dir.
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({"permissions": {"allow": ["Bash"]}}), encoding="utf-8")
+    return ()
+
+
+def _gemini_allows_shell(home: Path) -> tuple[str, ...]:
+    return ("--yolo",)
+
+
+ALLOW_SHELL: Mapping[str, Callable[[Path], tuple[str, ...]]] = {
+    "claude-acp": _claude_allows_shell,
+    "gemini": _gemini_allows_shell,
+}
+"""``home -> extra arguments`` (may write settings under ``home``) that let an agent run its
+shell tool without asking: the scenario clauses judge what a command does, not a human's
+decision on it."""
+
+
 def agent_config(
     name: str,
     program: str | Path,
@@ -178,17 +199,30 @@ def agent_driver(name: str, config: ACPConfig) -> ACPAgentDriver:
 
 
 def model_binding(
-    name: str, program: str | Path, *, persistent: bool = False, timeout: float = 180.0
+    name: str, program: str | Path, *, persistent: bool = False, allow_shell: bool = True
 ) -> ModelBinding:
     """How the suite's scenario clauses point agent ``name`` at the model endpoint they
     run: the agent's config on the endpoint's URL, home and workspace, with the
-    endpoint's variables (its process marker among them) over the agent's own."""
+    endpoint's variables (its process marker among them) over the agent's own, and the
+    endpoint's deadline as the run's timeout. ``allow_shell`` lets the agent run its shell
+    tool without asking where :data:`ALLOW_SHELL` knows how (the scenario clauses need it);
+    False keeps its permission prompts (the human-decision clauses need them)."""
 
     def build(endpoint: ModelEndpoint) -> ACPAgentDriver:
         config = agent_config(
-            name, program, endpoint.base_url, endpoint.home, persistent=persistent, timeout=timeout
+            name,
+            program,
+            endpoint.base_url,
+            endpoint.home,
+            persistent=persistent,
+            timeout=endpoint.deadline,
         )
-        update = {"cwd": str(endpoint.workspace), "env": {**config.env, **endpoint.env}}
+        extra = ALLOW_SHELL[name](endpoint.home) if allow_shell and name in ALLOW_SHELL else ()
+        update = {
+            "cwd": str(endpoint.workspace),
+            "env": {**config.env, **endpoint.env},
+            "extra_args": (*config.extra_args, *extra),
+        }
         return agent_driver(name, config.model_copy(update=update))
 
     return ModelBinding(driver=build, protocol=AGENTS[name].protocol)
