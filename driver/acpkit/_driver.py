@@ -7,6 +7,7 @@ configured command). See docs/acp.md for the mapping and the modes.
 from __future__ import annotations
 
 import concurrent.futures
+import json
 import math
 import os
 import threading
@@ -578,7 +579,7 @@ def _agent_failure(
     metadata: dict[str, object] = {"step": step}
     if isinstance(error, acp.RequestError):
         metadata["acp_error_code"] = error.code
-        detail = f"{error.code} {error}"
+        detail = f"{error.code} {_error_text(str(error))}"
         if error.data:
             detail += f" {error.data}"
         message = f"{step} failed: the agent answered {detail}"
@@ -591,6 +592,21 @@ def _agent_failure(
     else:
         message = f"{step} failed: {error!r}" if error is not None else f"{step} failed"
     return RunFailure(code=FailureCode.AGENT_ERROR, message=message, metadata=metadata)
+
+
+def _error_text(message: str) -> str:
+    """An agent's error message, with a model API's JSON error body it passed on verbatim
+    (Gemini CLI does) told as its message and status rather than dumped."""
+    try:
+        body = json.loads(message)
+    except ValueError:
+        return message
+    error = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(error, dict) or not isinstance(error.get("message"), str):
+        return message
+    status = error.get("status") or error.get("type")
+    said = f"the model API said: {error['message']}"
+    return f"{said} ({status})" if isinstance(status, str) and status else said
 
 
 def _record_failure(out: RunOutput, failure: RunFailure) -> None:

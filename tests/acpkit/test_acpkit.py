@@ -406,7 +406,8 @@ async def test_a_prompt_with_a_nul_byte_is_refused_before_anything_starts(
     sink = RecordingSink()
     with pytest.raises(InvalidDriverConfigError, match="NUL byte"):
         await run(driver, "before\0after", sink)
-    assert not sink.stream and not sink.events
+    assert not sink.stream
+    assert not sink.events
 
 
 @pytest.mark.anyio
@@ -538,3 +539,24 @@ async def test_a_killed_persistent_agent_fails_its_run_and_the_next_run_starts_a
     assert marked_pids(RUN_MARKER_VARIABLE, old_marker) == []
     assert marked_pids(RUN_MARKER_VARIABLE, new_marker) == []
     assert not _alive(new)
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        (
+            '{"error":{"code":500,"message":"Internal error.","status":"INTERNAL"}}',
+            "the model API said: Internal error. (INTERNAL)",
+        ),
+        ('{"error":{"message":"Bad key."}}', "the model API said: Bad key."),
+        ("terminated", "terminated"),
+        ('{"unexpected": 1}', '{"unexpected": 1}'),
+        ("[1, 2]", "[1, 2]"),
+    ],
+)
+def test_a_model_apis_json_error_body_is_told_not_dumped(
+    message: str, expected: str, anyio_backend: str
+) -> None:
+    from driver.acpkit._driver import _error_text
+
+    assert _error_text(message) == expected
