@@ -168,6 +168,28 @@ shell tool without asking: the scenario clauses judge what a command does, not a
 decision on it."""
 
 
+_GEMINI_NO_TOOL_OUTPUT = (
+    "Gemini CLI 0.61.0 over ACP ends a shell call with a tool_call_update holding only "
+    "status 'completed' (no content, no rawOutput): the command's output never reaches the "
+    "client, so no tool_result can carry it"
+)
+CANNOT: Mapping[str, Mapping[str, str]] = {
+    "gemini": {
+        "TOL-01": _GEMINI_NO_TOOL_OUTPUT,
+        "TOL-02": "Gemini CLI 0.61.0 over ACP reports a shell command that exits non-zero as "
+        "status 'completed' with no output, so the client cannot tell the call failed",
+        "TOL-03": _GEMINI_NO_TOOL_OUTPUT,
+        "RES-01": "Gemini CLI 0.61.0 answers session/load with -32603 'No previous sessions "
+        "found for this project' (it writes a fresh session file before reading the old one)",
+        "FLT-02": "Gemini CLI 0.61.0 answers a model stream cut mid-event with error 500 "
+        "'terminated' (its HTTP client's word), which does not say that a stream was cut "
+        "(its 500, 401 and 400 failures name their status)",
+    },
+}
+"""What each agent cannot do of the scenario battery, by clause, and why (the binding's
+``cannot``: skipped with the reason, never passed)."""
+
+
 def agent_config(
     name: str,
     program: str | Path,
@@ -225,4 +247,6 @@ def model_binding(
         }
         return agent_driver(name, config.model_copy(update=update))
 
-    return ModelBinding(driver=build, protocol=AGENTS[name].protocol)
+    return ModelBinding(
+        driver=build, protocol=AGENTS[name].protocol, cannot=dict(CANNOT.get(name, {}))
+    )
