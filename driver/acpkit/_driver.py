@@ -580,7 +580,9 @@ def _agent_failure(
     if isinstance(error, acp.RequestError):
         metadata["acp_error_code"] = error.code
         detail = f"{error.code} {_error_text(str(error))}"
-        if error.data:
+        if isinstance(error.data, dict) and isinstance(error.data.get("details"), str):
+            detail += f": {_details_text(error.data['details'])}"
+        elif error.data:
             detail += f" {error.data}"
         message = f"{step} failed: the agent answered {detail}"
     elif agent is not None and not agent.alive:
@@ -607,6 +609,15 @@ def _error_text(message: str) -> str:
     status = error.get("status") or error.get("type")
     said = f"the model API said: {error['message']}"
     return f"{said} ({status})" if isinstance(status, str) and status else said
+
+
+def _details_text(details: str) -> str:
+    """An error's ``details`` (Qwen Code puts the model API's status and JSON body there,
+    ``500 {"type":"error",...}``), its JSON body told by :func:`_error_text`."""
+    status, _, rest = details.partition(" ")
+    if status.isdigit() and rest.startswith("{"):
+        return f"{status} {_error_text(rest)}"
+    return _error_text(details)
 
 
 def _record_failure(out: RunOutput, failure: RunFailure) -> None:

@@ -560,3 +560,22 @@ def test_a_model_apis_json_error_body_is_told_not_dumped(
     from driver.acpkit._driver import _error_text
 
     assert _error_text(message) == expected
+
+
+@pytest.mark.parametrize(
+    ("details", "expected"),
+    [
+        (
+            '500 {"type":"error","error":{"type":"api_error","message":"Internal server error"}}',
+            "500 the model API said: Internal server error (api_error)",
+        ),
+        ("terminated", "terminated"),
+        ("401 unauthorized", "401 unauthorized"),
+    ],
+)
+def test_an_errors_details_with_a_status_and_json_body_are_told_not_dumped(
+    details: str, expected: str, anyio_backend: str
+) -> None:
+    from driver.acpkit._driver import _details_text
+
+    assert _details_text(details) == expected
