@@ -156,12 +156,14 @@ def _claude_allows_shell(home: Path) -> tuple[str, ...]:
 
 
 def _gemini_allows_shell(home: Path) -> tuple[str, ...]:
+    # Qwen Code, a fork of Gemini CLI, has the same flag.
     return ("--yolo",)
 
 
 ALLOW_SHELL: Mapping[str, Callable[[Path], tuple[str, ...]]] = {
     "claude-acp": _claude_allows_shell,
     "gemini": _gemini_allows_shell,
+    "qwen": _gemini_allows_shell,
 }
 """``home -> extra arguments`` (may write settings under ``home``) that let an agent run its
 shell tool without asking: the scenario clauses judge what a command does, not a human's
