@@ -187,6 +187,14 @@ CANNOT: Mapping[str, Mapping[str, str]] = {
         "'terminated' (its HTTP client's word), which does not say that a stream was cut "
         "(its 500, 401 and 400 failures name their status)",
     },
+    "qwen": {
+        "INP-01": "Qwen Code 0.24.4 refuses, without asking the model, a prompt it estimates "
+        "over its 177000-token hard limit (a 1 MiB prompt: about 281000): 'Context is too "
+        "large to send safely after automatic compression'",
+        "FLT-02": "Qwen Code 0.24.4 answers a model stream cut mid-event with -32603 "
+        "'Internal error', details 'terminated' (its HTTP client's word), which does not say "
+        "that a stream was cut (its 500, 401 and 400 failures name their status)",
+    },
 }
 """What each agent cannot do of the scenario battery, by clause, and why (the binding's
 ``cannot``: skipped with the reason, never passed)."""
