@@ -7,6 +7,7 @@ configured command). See docs/acp.md for the mapping and the modes.
 from __future__ import annotations
 
 import concurrent.futures
+import json
 import math
 import os
 import threading
@@ -27,6 +28,7 @@ from driver import (
     EventSink,
     FailureCode,
     HumanDecisionSupport,
+    InvalidDriverConfigError,
     ModelInfo,
     ObservationCapability,
     ObservationSupport,
@@ -221,6 +223,7 @@ class ACPDriver(ProgramDriver[ACPConfig]):
             )
         # ACP version 1 has no way to append to an agent's system prompt.
         check_append_system_prompt(self.driver_type, request.append_system_prompt, supported=False)
+        _refuse_nul_prompt(self.driver_type, request.prompt)
         state = request.session.state if request.session is not None else None
         resume_id = state.resume_id if state is not None else ""
         cwd = os.path.abspath(request.workspace.cwd or config.cwd or os.getcwd())
@@ -576,8 +579,10 @@ def _agent_failure(
     metadata: dict[str, object] = {"step": step}
     if isinstance(error, acp.RequestError):
         metadata["acp_error_code"] = error.code
-        detail = f"{error.code} {error}"
-        if error.data:
+        detail = f"{error.code} {_error_text(str(error))}"
+        if isinstance(error.data, dict) and isinstance(error.data.get("details"), str):
+            detail += f": {_details_text(error.data['details'])}"
+        elif error.data:
             detail += f" {error.data}"
         message = f"{step} failed: the agent answered {detail}"
     elif agent is not None and not agent.alive:
@@ -591,6 +596,30 @@ def _agent_failure(
     return RunFailure(code=FailureCode.AGENT_ERROR, message=message, metadata=metadata)
 
 
+def _error_text(message: str) -> str:
+    """An agent's error message, with a model API's JSON error body it passed on verbatim
+    (Gemini CLI does) told as its message and status rather than dumped."""
+    try:
+        body = json.loads(message)
+    except ValueError:
+        return message
+    error = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(error, dict) or not isinstance(error.get("message"), str):
+        return message
+    status = error.get("status") or error.get("type")
+    said = f"the model API said: {error['message']}"
+    return f"{said} ({status})" if isinstance(status, str) and status else said
+
+
+def _details_text(details: str) -> str:
+    """An error's ``details`` (Qwen Code puts the model API's status and JSON body there,
+    ``500 {"type":"error",...}``), its JSON body told by :func:`_error_text`."""
+    status, _, rest = details.partition(" ")
+    if status.isdigit() and rest.startswith("{"):
+        return f"{status} {_error_text(rest)}"
+    return _error_text(details)
+
+
 def _record_failure(out: RunOutput, failure: RunFailure) -> None:
     out.item(
         TranscriptItem(
@@ -598,3 +627,13 @@ def _record_failure(out: RunOutput, failure: RunFailure) -> None:
         )
     )
     out.fail(failure)
+
+
+def _refuse_nul_prompt(driver_type: str, prompt: str) -> None:
+    """Refuse, before anything starts, a prompt holding a NUL byte: JSON can carry it, but
+    the agents hand the prompt to C strings and model APIs that cut or reject it. The
+    message says where the NUL is, never the text around it."""
+    if "\0" in prompt:
+        where = f"the prompt (character {prompt.index(chr(0))})"
+        why = ValueError(f"{where} contains a NUL byte, which an agent cannot be given")
+        raise InvalidDriverConfigError(driver_type, why)

@@ -397,6 +397,20 @@ async def test_a_program_that_cannot_start_raises_with_a_partial_response(
 
 
 @pytest.mark.anyio
+async def test_a_prompt_with_a_nul_byte_is_refused_before_anything_starts(
+    tmp_path: Path,
+) -> None:
+    from driver import InvalidDriverConfigError
+
+    driver = ACPDriver(config(tmp_path, command=(str(tmp_path / "missing-agent"),)))
+    sink = RecordingSink()
+    with pytest.raises(InvalidDriverConfigError, match="NUL byte"):
+        await run(driver, "before\0after", sink)
+    assert not sink.stream
+    assert not sink.events
+
+
+@pytest.mark.anyio
 async def test_a_stored_session_is_loaded_and_its_replayed_history_kept_out_of_the_run(
     tmp_path: Path,
 ) -> None:
@@ -525,3 +539,43 @@ async def test_a_killed_persistent_agent_fails_its_run_and_the_next_run_starts_a
     assert marked_pids(RUN_MARKER_VARIABLE, old_marker) == []
     assert marked_pids(RUN_MARKER_VARIABLE, new_marker) == []
     assert not _alive(new)
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        (
+            '{"error":{"code":500,"message":"Internal error.","status":"INTERNAL"}}',
+            "the model API said: Internal error. (INTERNAL)",
+        ),
+        ('{"error":{"message":"Bad key."}}', "the model API said: Bad key."),
+        ("terminated", "terminated"),
+        ('{"unexpected": 1}', '{"unexpected": 1}'),
+        ("[1, 2]", "[1, 2]"),
+    ],
+)
+def test_a_model_apis_json_error_body_is_told_not_dumped(
+    message: str, expected: str, anyio_backend: str
+) -> None:
+    from driver.acpkit._driver import _error_text
+
+    assert _error_text(message) == expected
+
+
+@pytest.mark.parametrize(
+    ("details", "expected"),
+    [
+        (
+            '500 {"type":"error","error":{"type":"api_error","message":"Internal server error"}}',
+            "500 the model API said: Internal server error (api_error)",
+        ),
+        ("terminated", "terminated"),
+        ("401 unauthorized", "401 unauthorized"),
+    ],
+)
+def test_an_errors_details_with_a_status_and_json_body_are_told_not_dumped(
+    details: str, expected: str, anyio_backend: str
+) -> None:
+    from driver.acpkit._driver import _details_text
+
+    assert _details_text(details) == expected

@@ -147,6 +147,59 @@ AGENTS: Mapping[str, AgentSetup] = {
 """The agents by the lock's name of their CLI (``examples/cli-versions.json``)."""
 
 
+def _claude_allows_shell(home: Path) -> tuple[str, ...]:
+    # Claude Code reads its permission rules from the settings under its config dir.
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({"permissions": {"allow": ["Bash"]}}), encoding="utf-8")
+    return ()
+
+
+def _gemini_allows_shell(home: Path) -> tuple[str, ...]:
+    # Qwen Code, a fork of Gemini CLI, has the same flag.
+    return ("--yolo",)
+
+
+ALLOW_SHELL: Mapping[str, Callable[[Path], tuple[str, ...]]] = {
+    "claude-acp": _claude_allows_shell,
+    "gemini": _gemini_allows_shell,
+    "qwen": _gemini_allows_shell,
+}
+"""``home -> extra arguments`` (may write settings under ``home``) that let an agent run its
+shell tool without asking: the scenario clauses judge what a command does, not a human's
+decision on it."""
+
+
+_GEMINI_NO_TOOL_OUTPUT = (
+    "Gemini CLI 0.61.0 over ACP ends a shell call with a tool_call_update holding only "
+    "status 'completed' (no content, no rawOutput): the command's output never reaches the "
+    "client, so no tool_result can carry it"
+)
+CANNOT: Mapping[str, Mapping[str, str]] = {
+    "gemini": {
+        "TOL-01": _GEMINI_NO_TOOL_OUTPUT,
+        "TOL-02": "Gemini CLI 0.61.0 over ACP reports a shell command that exits non-zero as "
+        "status 'completed' with no output, so the client cannot tell the call failed",
+        "TOL-03": _GEMINI_NO_TOOL_OUTPUT,
+        "RES-01": "Gemini CLI 0.61.0 answers session/load with -32603 'No previous sessions "
+        "found for this project' (it writes a fresh session file before reading the old one)",
+        "FLT-02": "Gemini CLI 0.61.0 answers a model stream cut mid-event with error 500 "
+        "'terminated' (its HTTP client's word), which does not say that a stream was cut "
+        "(its 500, 401 and 400 failures name their status)",
+    },
+    "qwen": {
+        "INP-01": "Qwen Code 0.24.4 refuses, without asking the model, a prompt it estimates "
+        "over its 177000-token hard limit (a 1 MiB prompt: about 281000): 'Context is too "
+        "large to send safely after automatic compression'",
+        "FLT-02": "Qwen Code 0.24.4 answers a model stream cut mid-event with -32603 "
+        "'Internal error', details 'terminated' (its HTTP client's word), which does not say "
+        "that a stream was cut (its 500, 401 and 400 failures name their status)",
+    },
+}
+"""What each agent cannot do of the scenario battery, by clause, and why (the binding's
+``cannot``: skipped with the reason, never passed)."""
+
+
 def agent_config(
     name: str,
     program: str | Path,
@@ -178,17 +231,32 @@ def agent_driver(name: str, config: ACPConfig) -> ACPAgentDriver:
 
 
 def model_binding(
-    name: str, program: str | Path, *, persistent: bool = False, timeout: float = 180.0
+    name: str, program: str | Path, *, persistent: bool = False, allow_shell: bool = True
 ) -> ModelBinding:
     """How the suite's scenario clauses point agent ``name`` at the model endpoint they
     run: the agent's config on the endpoint's URL, home and workspace, with the
-    endpoint's variables (its process marker among them) over the agent's own."""
+    endpoint's variables (its process marker among them) over the agent's own, and the
+    endpoint's deadline as the run's timeout. ``allow_shell`` lets the agent run its shell
+    tool without asking where :data:`ALLOW_SHELL` knows how (the scenario clauses need it);
+    False keeps its permission prompts (the human-decision clauses need them)."""
 
     def build(endpoint: ModelEndpoint) -> ACPAgentDriver:
         config = agent_config(
-            name, program, endpoint.base_url, endpoint.home, persistent=persistent, timeout=timeout
+            name,
+            program,
+            endpoint.base_url,
+            endpoint.home,
+            persistent=persistent,
+            timeout=endpoint.deadline,
         )
-        update = {"cwd": str(endpoint.workspace), "env": {**config.env, **endpoint.env}}
+        extra = ALLOW_SHELL[name](endpoint.home) if allow_shell and name in ALLOW_SHELL else ()
+        update = {
+            "cwd": str(endpoint.workspace),
+            "env": {**config.env, **endpoint.env},
+            "extra_args": (*config.extra_args, *extra),
+        }
         return agent_driver(name, config.model_copy(update=update))
 
-    return ModelBinding(driver=build, protocol=AGENTS[name].protocol)
+    return ModelBinding(
+        driver=build, protocol=AGENTS[name].protocol, cannot=dict(CANNOT.get(name, {}))
+    )

@@ -127,7 +127,8 @@ def test_the_human_decision_clauses_pass(name: str, emulator: Emulator, tmp_path
     program = installed(name)
     config = configure(name, emulator.base_url, tmp_path)
     options = testing.conformance_options(config, resume_id="", backend="asyncio")
-    options = dataclasses.replace(options, model_binding=model_binding(name, program))
+    binding = model_binding(name, program, allow_shell=False)
+    options = dataclasses.replace(options, model_binding=binding)
     # The binding also turns the scenario battery on; this test judges the HIL family (the
     # whole suite's level is judged by the conformance classes, the battery by its own test).
     report = adaptertest.check_driver(lambda: agent_driver(name, config), options, only=["HIL"])
@@ -137,6 +138,28 @@ def test_the_human_decision_clauses_pass(name: str, emulator: Emulator, tmp_path
     passed = sorted(c for c, r in verdicts.items() if r.status.value == "passed")
     # HIL-07 is a question's answer: ACP version 1 has no question kind to ask with.
     assert passed == [f"HIL-0{n}" for n in (1, 2, 3, 4, 5, 6, 8, 9)], passed
+
+
+SCENARIO_FAMILIES = ["TOL", "RSN", "RES", "FLT", "DLN", "INP", "OUT", "PRC"]
+SCENARIO_AGENTS = ("claude-acp", "gemini")
+"""Agents the scenario battery is judged against (each battery is many agent runs)."""
+
+
+@pytest.mark.parametrize("name", SCENARIO_AGENTS)
+def test_the_scenario_battery_passes(name: str, emulator: Emulator, tmp_path: Path) -> None:
+    program = installed(name)
+    config = configure(name, emulator.base_url, tmp_path)
+    options = testing.conformance_options(config, resume_id="", backend="asyncio")
+    binding = model_binding(name, program)
+    options = dataclasses.replace(options, model_binding=binding)
+    only = SCENARIO_FAMILIES
+    report = adaptertest.check_driver(lambda: agent_driver(name, config), options, only=only)
+    verdicts = {r.clause: r for r in report.results if r.clause[:3] in SCENARIO_FAMILIES}
+    failing = [r.describe() for r in verdicts.values() if r.status.is_failure]
+    assert not failing, failing
+    # What the agent cannot do is skipped with the binding's reason, never passed.
+    for clause in binding.cannot:
+        assert verdicts[clause].status.value == "skipped", verdicts[clause].describe()
 
 
 @pytest.mark.anyio
