@@ -60,7 +60,7 @@ from driver.acpkit._config import ACPConfig
 from driver.acpkit._decision import decide_permission
 from driver.acpkit._mapping import TurnMapper, acp_usage
 from driver.clikit import ProgramDriver, RunOutput, cli_config_schema
-from driver.clikit._turn import _check_guard
+from driver.clikit._turn import check_guard
 
 __all__ = ["CANCEL_GRACE", "ACPDriver"]
 
@@ -232,7 +232,7 @@ class ACPDriver(ProgramDriver[ACPConfig]):
             SESSION_PARAM_PROFILE_FINGERPRINT: request.profile_payload.session_fingerprint(),
         }
         if state is not None:
-            _check_guard(state, guard, "")  # no append: refused above
+            check_guard(state, guard, "")  # no append: refused above
         model = request.model_override or config.model
         out = RunOutput(
             sink, streaming=request.streaming, run_id=request.run_id, thread_id=resume_id

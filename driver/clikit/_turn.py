@@ -62,6 +62,7 @@ __all__ = [
     "SessionMismatchError",
     "StderrReader",
     "StreamParser",
+    "check_guard",
     "run_turn",
 ]
 
@@ -213,7 +214,7 @@ async def run_turn(
             append
         )
     if state is not None:
-        _check_guard(state, guard, append)
+        check_guard(state, guard, append)
     command = list(argv(resume_id))
     _refuse_nul(driver_type, request.prompt, command, cwd, env)
     out = RunOutput(sink, streaming=request.streaming, run_id=request.run_id, thread_id=resume_id)
@@ -414,7 +415,7 @@ def _refuse_nul(
         raise InvalidDriverConfigError(driver_type, why)
 
 
-def _check_guard(state: SessionState, current: dict[str, str], append: str) -> None:
+def check_guard(state: SessionState, current: dict[str, str], append: str) -> None:
     """Refuse to resume a session stored under other guard values or another appended
     system prompt (a missing fingerprint is an empty append's)."""
     for key in GUARDED_KEYS:
