@@ -13,10 +13,13 @@ The table (docs/acp.md has it for readers):
 - ``tool_call_update``: ``completed``/``failed`` close the call with
   ``tool_call.result`` (``status``, the text of its content, ``rawOutput``) and a
   ``tool_result`` item; an update of a call never announced (Gemini CLI announces
-  permission-gated calls only by updates) starts it first.
+  permission-gated calls only by updates) starts it first. A call whose content has no
+  text gets the command output its updates streamed in ``_meta`` (codex-acp).
 - ``plan``: ``todo.updated`` with the whole list when the run asked for todos (and the
   descriptor declares them), else the vendor payload ``acp.plan``.
 - ``usage_update``: kept; its cost becomes ``Usage.estimated_cost_milli``.
+- ``_meta.usage`` on message chunks (Qwen Code reports each model call's tokens there and
+  none in the prompt's answer): summed, the turn's usage when the answer has none.
 - every other kind (``user_message_chunk`` echoes, ``available_commands_update``,
   ``current_mode_update``, ``config_option_update``, ``session_info_update``,
   ``plan_update``, ``plan_removed``): the vendor payload ``acp.<kind>`` with the update's
@@ -84,6 +87,46 @@ def acp_usage(usage: schema.Usage | None, cost: schema.Cost | None) -> Usage | N
     )
 
 
+_TERMINAL_OUTPUT_KEYS = ("terminal_output_delta", "terminal_output")
+
+
+def terminal_output(meta: object) -> str:
+    """The command output chunk an update carries in its ``_meta``: codex-acp streams a
+    shell call's output there (``terminal_output_delta``, or Zed's ``terminal_output``),
+    not in ``content``, to a client that offers no terminal."""
+    if not isinstance(meta, dict):
+        return ""
+    for key in _TERMINAL_OUTPUT_KEYS:
+        chunk = meta.get(key)
+        if isinstance(chunk, dict) and isinstance(chunk.get("data"), str):
+            return str(chunk["data"])
+    return ""
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def meta_usage(meta: object) -> Usage | None:
+    """The tokens of one model call an update carries in ``_meta.usage`` (ACP's field
+    names), in the kit's meaning. Its input includes cache reads when its total says so
+    (``totalTokens`` = input + output + thought: Qwen Code), else they are added."""
+    usage = meta.get("usage") if isinstance(meta, dict) else None
+    if not isinstance(usage, dict) or "inputTokens" not in usage:
+        return None
+    given, output = _count(usage.get("inputTokens")), _count(usage.get("outputTokens"))
+    cached = _count(usage.get("cachedReadTokens"))
+    total, thought = _count(usage.get("totalTokens")), _count(usage.get("thoughtTokens"))
+    inclusive = total == given + output + thought
+    return Usage(
+        input_tokens=given
+        if inclusive
+        else given + cached + _count(usage.get("cachedWriteTokens")),
+        cached_input_tokens=cached,
+        output_tokens=output,
+    )
+
+
 def _fields(update: Any) -> dict[str, Any]:
     dumped = update.model_dump(mode="json", by_alias=True, exclude_none=True)
     return dumped if isinstance(dumped, dict) else {}
@@ -110,8 +153,11 @@ class TurnMapper:
         self._blocks = 0
         self._last_text = ""
         self._announced: dict[str, schema.ToolCallStart | schema.ToolCallProgress] = {}
+        self._streamed: dict[str, list[str]] = {}
+        """Command output each call's updates carried in ``_meta``, by tool call id."""
         self._revision = 0
         self.cost: schema.Cost | None = None
+        self._chunk_usage: list[Usage] = []
         self.context_used = -1
 
     # -- text and reasoning -----------------------------------------------------------
@@ -180,6 +226,9 @@ class TurnMapper:
 
     def _tool_progress(self, update: schema.ToolCallStart | schema.ToolCallProgress) -> None:
         tool_id = update.tool_call_id
+        chunk = terminal_output(update.field_meta)
+        if chunk:
+            self._streamed.setdefault(tool_id, []).append(chunk)
         if not self._out.tool_started(tool_id):
             if not update.raw_input and update.status in (None, "pending"):
                 if tool_id not in self._announced:
@@ -189,7 +238,7 @@ class TurnMapper:
         if update.status not in ("completed", "failed"):
             return
         result: dict[str, Any] = {"status": update.status}
-        text = content_text(update.content or [])
+        text = content_text(update.content or []) or "".join(self._streamed.pop(tool_id, []))
         if text:
             result["content"] = text
         if update.raw_output is not None:
@@ -229,8 +278,25 @@ class TurnMapper:
         snapshot = TodoSnapshot(items=items, source=TodoSource.PLAN_UPDATE, revision=self._revision)
         self._out.stream(StreamPayload(kind=StreamKind.TODO_UPDATED, todo=snapshot))
 
+    def usage(self, answered: schema.Usage | None) -> Usage | None:
+        """The turn's usage: the prompt answer's, else what its chunks reported."""
+        if answered is not None or not self._chunk_usage:
+            return acp_usage(answered, self.cost)
+        found = acp_usage(None, self.cost) or Usage()
+        return found.model_copy(
+            update={
+                "input_tokens": sum(u.input_tokens for u in self._chunk_usage),
+                "cached_input_tokens": sum(u.cached_input_tokens for u in self._chunk_usage),
+                "output_tokens": sum(u.output_tokens for u in self._chunk_usage),
+            }
+        )
+
     def apply(self, update: Any) -> None:
         """Map one update (any kind; unknown ones become vendor payloads)."""
+        if isinstance(update, (schema.AgentMessageChunk, schema.AgentThoughtChunk)):
+            reported = meta_usage(update.field_meta)
+            if reported is not None:
+                self._chunk_usage.append(reported)
         if isinstance(update, schema.AgentMessageChunk):
             self._chunk("text", update)
         elif isinstance(update, schema.AgentThoughtChunk):

@@ -103,6 +103,30 @@ class FakeAgent:
                     ]
                 )
             )
+        if word == "terminal":  # codex-acp: the output in _meta, no content
+            await say(
+                acp.start_tool_call(
+                    "call-2", "ls", kind="execute", status="in_progress", raw_input={"cmd": "ls"}
+                )
+            )
+            for chunk in ("a.txt\n", "b.txt\n"):
+                meta = {"terminal_output_delta": {"data": chunk, "terminal_id": "call-2"}}
+                await say(
+                    schema.ToolCallProgress.model_validate(
+                        {"sessionUpdate": "tool_call_update", "toolCallId": "call-2", "_meta": meta}
+                    )
+                )
+            await say(acp.update_tool_call("call-2", status="completed"))
+        if word == "metausage":  # Qwen Code: each model call's tokens on a message chunk
+            for tokens in (
+                {"inputTokens": 20, "outputTokens": 5, "totalTokens": 25},
+                {"inputTokens": 45, "outputTokens": 7, "totalTokens": 52, "cachedReadTokens": 20},
+            ):
+                chunk = acp.update_agent_message_text("")
+                chunk.field_meta = {"usage": tokens}
+                await say(chunk)
+            await say(acp.update_agent_message_text("OK"))
+            return schema.PromptResponse(stop_reason="end_turn")
         if word in ("tool", "permission"):
             await say(acp.start_tool_call("call-1", "Run ls", kind="execute", status="pending"))
             if word == "permission":
