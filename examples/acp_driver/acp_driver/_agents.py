@@ -21,7 +21,9 @@ __all__ = ["AGENTS", "AgentSetup", "agent_config", "agent_driver", "model_bindin
 DUMMY_KEY = "sk-emulator-dummy"
 ANTHROPIC_MODEL = "claude-sonnet-4-5"
 GEMINI_MODEL = "gemini-2.5-flash"
-OPENAI_MODEL = "gpt-5.1-codex"
+OPENAI_MODEL = "gpt-5.5"
+"""A model slug codex knows: for an unknown one codex-acp says "Model metadata ... not found"
+as agent text."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +72,16 @@ def _claude(base: str, home: Path) -> dict[str, str]:
 
 
 def _qwen(base: str, home: Path) -> dict[str, str]:
+    # After a turn it asks the model in the background for memories to save and for a
+    # follow-up suggestion; the model sees those as its next requests (with the session's
+    # history), so they would answer in place of the user's next turn.
+    settings = home / ".qwen" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    background = {
+        "memory": {"enableManagedAutoMemory": False, "enableManagedAutoDream": False},
+        "ui": {"enableFollowupSuggestions": False},
+    }
+    settings.write_text(json.dumps(background), encoding="utf-8")
     return {
         "ANTHROPIC_BASE_URL": base,
         "ANTHROPIC_API_KEY": DUMMY_KEY,
