@@ -122,9 +122,9 @@ class FakeAgent:
                 {"inputTokens": 20, "outputTokens": 5, "totalTokens": 25},
                 {"inputTokens": 45, "outputTokens": 7, "totalTokens": 52, "cachedReadTokens": 20},
             ):
-                chunk = acp.update_agent_message_text("")
-                chunk.field_meta = {"usage": tokens}
-                await say(chunk)
+                said = acp.update_agent_message_text("")
+                said.field_meta = {"usage": tokens}
+                await say(said)
             await say(acp.update_agent_message_text("OK"))
             return schema.PromptResponse(stop_reason="end_turn")
         if word in ("tool", "permission"):
