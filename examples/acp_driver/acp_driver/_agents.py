@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from acp_driver._driver import ACPAgentDriver
+from adaptertest import realcli
 from adaptertest.options import ModelBinding, ModelEndpoint
 from driver.acpkit import ACPConfig
 
@@ -199,6 +200,17 @@ CANNOT: Mapping[str, Mapping[str, str]] = {
         "'terminated' (its HTTP client's word), which does not say that a stream was cut "
         "(its 500, 401 and 400 failures name their status)",
     },
+    "codex-acp": {
+        "INP-01": "codex-acp 2.6.0 (through codex 0.166.0's app server) refuses, without "
+        "asking the model, a prompt over 1048576 characters: -32603 'Internal error', details "
+        "'Input exceeds the maximum length of 1048576 characters.' (the clause's 1 MiB ASCII "
+        "prompt is 1048671)",
+        "FLT-02": "codex-acp 2.6.0 tells a model request that failed for good (a 500 after 5 "
+        "reconnects, a 400, a stream cut every time) as agent message text and answers the "
+        "prompt with stop reason end_turn: a client without JetBrains AIR's session-failure "
+        "capability gets no error and no status, only a session_info_update whose "
+        "_meta.codex.threadStatus.type is 'systemError'",
+    },
     "qwen": {
         "INP-01": "Qwen Code 0.24.4 refuses, without asking the model, a prompt it estimates "
         "over its 177000-token hard limit (a 1 MiB prompt: about 281000): 'Context is too "
@@ -250,7 +262,9 @@ def model_binding(
     endpoint's variables (its process marker among them) over the agent's own, and the
     endpoint's deadline as the run's timeout. ``allow_shell`` lets the agent run its shell
     tool without asking where :data:`ALLOW_SHELL` knows how (the scenario clauses need it);
-    False keeps its permission prompts (the human-decision clauses need them)."""
+    False keeps its permission prompts (the human-decision clauses need them). With the
+    defaults and the pinned release the binding has a ``ref`` (``acp_driver.bindings``),
+    so the restarted-host resume (RES-02) runs."""
 
     def build(endpoint: ModelEndpoint) -> ACPAgentDriver:
         config = agent_config(
@@ -270,5 +284,17 @@ def model_binding(
         return agent_driver(name, config.model_copy(update=update))
 
     return ModelBinding(
-        driver=build, protocol=AGENTS[name].protocol, cannot=dict(CANNOT.get(name, {}))
+        driver=build,
+        protocol=AGENTS[name].protocol,
+        cannot=dict(CANNOT.get(name, {})),
+        ref=_ref(name, program) if allow_shell and not persistent else None,
     )
+
+
+def _ref(name: str, program: str | Path) -> str | None:
+    """The importable name of this binding (``acp_driver.bindings``) when ``program`` is
+    the pinned release a new interpreter finds too; else None (RES-02 says it skips)."""
+    pinned = realcli.locate(name)
+    if pinned is None or Path(program).resolve() != pinned.resolve():
+        return None
+    return f"acp_driver.bindings:{name.replace('-', '_')}"

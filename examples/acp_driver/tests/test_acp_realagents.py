@@ -20,6 +20,7 @@ import pytest
 import adaptertest
 from acp_driver import AGENTS, ACPAgentDriver, agent_config, agent_driver, model_binding
 from adaptertest import Level, RecordingSink, realcli
+from adaptertest._scenarios import binding_from_ref
 from adaptertest import clikit as testing
 from adaptertest.emulator import Emulator, Scenario
 from adaptertest.options import Backend
@@ -292,6 +293,13 @@ async def test_the_model_binding_wires_the_agent_to_the_endpoint(
 
     binding = model_binding(agent, installed(agent))
     assert binding.protocol == AGENTS[agent].protocol
+    # A new interpreter rebuilds the same binding from its ref (RES-02); a binding it
+    # could not rebuild as it is names none.
+    assert binding.ref is not None
+    rebuilt = binding_from_ref(binding.ref)
+    assert (rebuilt.protocol, rebuilt.cannot) == (binding.protocol, binding.cannot)
+    assert model_binding(agent, installed(agent), persistent=True).ref is None
+    assert model_binding(agent, installed(agent), allow_shell=False).ref is None
     (tmp_path / "home").mkdir()
     (tmp_path / "workspace").mkdir()
     endpoint = ModelEndpoint(
