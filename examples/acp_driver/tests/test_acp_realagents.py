@@ -20,8 +20,8 @@ import pytest
 import adaptertest
 from acp_driver import AGENTS, ACPAgentDriver, agent_config, agent_driver, model_binding
 from adaptertest import Level, RecordingSink, realcli
-from adaptertest._scenarios import binding_from_ref
 from adaptertest import clikit as testing
+from adaptertest._scenarios import binding_from_ref
 from adaptertest.emulator import Emulator, Scenario
 from adaptertest.options import Backend
 from driver import (
