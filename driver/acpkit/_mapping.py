@@ -14,7 +14,8 @@ The table (docs/acp.md has it for readers):
   ``tool_call.result`` (``status``, the text of its content, ``rawOutput``) and a
   ``tool_result`` item; an update of a call never announced (Gemini CLI announces
   permission-gated calls only by updates) starts it first. A call whose content has no
-  text gets the command output its updates streamed in ``_meta`` (codex-acp).
+  text gets the command output its updates streamed in ``_meta`` (codex-acp); a result is
+  an error when the call failed or its command reports a non-zero exit code.
 - ``plan``: ``todo.updated`` with the whole list when the run asked for todos (and the
   descriptor declares them), else the vendor payload ``acp.plan``.
 - ``usage_update``: kept; its cost becomes ``Usage.estimated_cost_milli``.
@@ -101,6 +102,25 @@ def terminal_output(meta: object) -> str:
         if isinstance(chunk, dict) and isinstance(chunk.get("data"), str):
             return str(chunk["data"])
     return ""
+
+
+def exit_code(update: schema.ToolCallStart | schema.ToolCallProgress) -> int | None:
+    """The exit code a finished command reports, if any: agents mark a command that exited
+    non-zero ``completed`` (the call did complete) and say how it ended in ``rawOutput``
+    (``exit_code``; OpenCode's ``metadata.exit``) or in ``_meta.terminal_exit`` (codex-acp)."""
+    raw = update.raw_output if isinstance(update.raw_output, dict) else {}
+    meta = update.field_meta if isinstance(update.field_meta, dict) else {}
+    nested = raw.get("metadata")
+    ended = meta.get("terminal_exit")
+    for found in (
+        raw.get("exit_code"),
+        raw.get("exitCode"),
+        nested.get("exit") if isinstance(nested, dict) else None,
+        ended.get("exit_code") if isinstance(ended, dict) else None,
+    ):
+        if isinstance(found, int) and not isinstance(found, bool):
+            return found
+    return None
 
 
 def _count(value: object) -> int:
@@ -249,7 +269,7 @@ class TurnMapper:
                 kind=TranscriptKind.TOOL_RESULT,
                 tool_use_id=tool_id,
                 text=text,
-                is_error=update.status == "failed",
+                is_error=update.status == "failed" or exit_code(update) not in (None, 0),
                 data={"raw_output": update.raw_output} if update.raw_output is not None else {},
             )
         )

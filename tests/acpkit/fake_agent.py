@@ -117,6 +117,24 @@ class FakeAgent:
                     )
                 )
             await say(acp.update_tool_call("call-2", status="completed"))
+        if word == "exits":  # OpenCode: a command that exits 1 is a completed call
+            await say(
+                acp.start_tool_call(
+                    "call-3",
+                    "cat x",
+                    kind="execute",
+                    status="in_progress",
+                    raw_input={"command": "cat x"},
+                )
+            )
+            await say(
+                acp.update_tool_call(
+                    "call-3",
+                    status="completed",
+                    content=[acp.tool_content(acp.text_block("cat: x: No such file\n"))],
+                    raw_output={"output": "cat: x: No such file\n", "metadata": {"exit": 1}},
+                )
+            )
         if word == "metausage":  # Qwen Code: each model call's tokens on a message chunk
             for tokens in (
                 {"inputTokens": 20, "outputTokens": 5, "totalTokens": 25},

@@ -145,6 +145,21 @@ async def test_command_output_streamed_in_meta_is_the_tool_result(tmp_path: Path
 
 
 @pytest.mark.anyio
+async def test_a_completed_command_that_exited_non_zero_is_an_error_result(
+    tmp_path: Path,
+) -> None:
+    response, _ = await run(ACPDriver(config(tmp_path)), "exits")
+    assert response.failure is None
+    item = next(i for i in response.transcript if i.kind == TranscriptKind.TOOL_RESULT)
+    assert (item.tool_use_id, item.is_error) == ("call-3", True)
+    assert item.text == "cat: x: No such file\n"
+    # Exit code 0 (the "tool" script's call) is no error.
+    response, _ = await run(ACPDriver(config(tmp_path)), "tool")
+    item = next(i for i in response.transcript if i.kind == TranscriptKind.TOOL_RESULT)
+    assert item.is_error is False
+
+
+@pytest.mark.anyio
 async def test_usage_on_message_chunks_counts_when_the_answer_has_none(tmp_path: Path) -> None:
     # Qwen Code answers the prompt without usage; each model call's tokens ride a chunk's
     # _meta, input including cache reads (its total is input plus output).
