@@ -90,6 +90,15 @@ def _qwen(base: str, home: Path) -> dict[str, str]:
     }
 
 
+def _opencode_shell(home: Path, rule: str) -> tuple[str, ...]:
+    # The user config under XDG_CONFIG_HOME: OPENCODE_CONFIG_CONTENT is merged over it, so
+    # the permission stays out of the content for this file to decide.
+    path = home / ".config" / "opencode" / "opencode.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"permission": {"bash": rule}}), encoding="utf-8")
+    return ()
+
+
 def _opencode(base: str, home: Path) -> dict[str, str]:
     config = {
         "$schema": "https://opencode.ai/config.json",
@@ -101,8 +110,10 @@ def _opencode(base: str, home: Path) -> dict[str, str]:
                 "models": {ANTHROPIC_MODEL: {"name": ANTHROPIC_MODEL}},
             }
         },
-        "permission": {"bash": "ask"},
+        # Its title agent asks the model first (no tools), taking the scenario's first turn.
+        "agent": {"title": {"disable": True}},
     }
+    _opencode_shell(home, "ask")
     return {
         "OPENCODE_CONFIG_CONTENT": json.dumps(config),
         "XDG_CONFIG_HOME": str(home / ".config"),
@@ -177,6 +188,7 @@ ALLOW_SHELL: Mapping[str, Callable[[Path], tuple[str, ...]]] = {
     "claude-acp": _claude_allows_shell,
     "gemini": _gemini_allows_shell,
     "qwen": _gemini_allows_shell,
+    "opencode": lambda home: _opencode_shell(home, "allow"),
 }
 """``home -> extra arguments`` (may write settings under ``home``) that let an agent run its
 shell tool without asking: the scenario clauses judge what a command does, not a human's
