@@ -72,7 +72,12 @@ def content_text(content: object) -> str:
 
 def acp_usage(usage: schema.Usage | None, cost: schema.Cost | None) -> Usage | None:
     """The turn's token counts in the kit's meaning (input includes cache reads and
-    writes; the cost in thousandths of a dollar when reported in USD)."""
+    writes; the cost in thousandths of a dollar when reported in USD).
+
+    Agents differ on ACP's ``inputTokens``: claude-agent-acp counts cache reads apart
+    (its total is input + cache + output), Copilot CLI and Qwen Code include them (their
+    total is input + output + thought). The total tells which; cache is added only when
+    it is apart."""
     if usage is None and cost is None:
         return None
     milli = round(cost.amount * 1000) if cost is not None and cost.currency == "USD" else 0
@@ -80,10 +85,12 @@ def acp_usage(usage: schema.Usage | None, cost: schema.Cost | None) -> Usage | N
         return Usage(estimated_cost_milli=milli)
     cached_read = usage.cached_read_tokens or 0
     cached_write = usage.cached_write_tokens or 0
+    given, output = usage.input_tokens, usage.output_tokens
+    inclusive = usage.total_tokens == given + output + (usage.thought_tokens or 0)
     return Usage(
-        input_tokens=usage.input_tokens + cached_read + cached_write,
+        input_tokens=given if inclusive else given + cached_read + cached_write,
         cached_input_tokens=cached_read,
-        output_tokens=usage.output_tokens,
+        output_tokens=output,
         estimated_cost_milli=milli,
     )
 
@@ -123,28 +130,16 @@ def exit_code(update: schema.ToolCallStart | schema.ToolCallProgress) -> int | N
     return None
 
 
-def _count(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-
 def meta_usage(meta: object) -> Usage | None:
-    """The tokens of one model call an update carries in ``_meta.usage`` (ACP's field
-    names), in the kit's meaning. Its input includes cache reads when its total says so
-    (``totalTokens`` = input + output + thought: Qwen Code), else they are added."""
+    """The tokens of one model call an update carries in ``_meta.usage`` with ACP's
+    field names (Qwen Code), read as :func:`acp_usage` reads the prompt answer's."""
     usage = meta.get("usage") if isinstance(meta, dict) else None
-    if not isinstance(usage, dict) or "inputTokens" not in usage:
+    if not isinstance(usage, dict):
         return None
-    given, output = _count(usage.get("inputTokens")), _count(usage.get("outputTokens"))
-    cached = _count(usage.get("cachedReadTokens"))
-    total, thought = _count(usage.get("totalTokens")), _count(usage.get("thoughtTokens"))
-    inclusive = total == given + output + thought
-    return Usage(
-        input_tokens=given
-        if inclusive
-        else given + cached + _count(usage.get("cachedWriteTokens")),
-        cached_input_tokens=cached,
-        output_tokens=output,
-    )
+    try:
+        return acp_usage(schema.Usage.model_validate(usage), None)
+    except ValueError:
+        return None
 
 
 def _fields(update: Any) -> dict[str, Any]:

@@ -135,6 +135,12 @@ class FakeAgent:
                     raw_output={"output": "cat: x: No such file\n", "metadata": {"exit": 1}},
                 )
             )
+        if word == "inclusive":  # Copilot CLI: input includes cache reads, total says so
+            await say(acp.update_agent_message_text("OK"))
+            usage = schema.Usage(
+                input_tokens=45, output_tokens=7, total_tokens=52, cached_read_tokens=20
+            )
+            return schema.PromptResponse(stop_reason="end_turn", usage=usage)
         if word == "metausage":  # Qwen Code: each model call's tokens on a message chunk
             for tokens in (
                 {"inputTokens": 20, "outputTokens": 5, "totalTokens": 25},

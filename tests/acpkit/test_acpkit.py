@@ -160,6 +160,16 @@ async def test_a_completed_command_that_exited_non_zero_is_an_error_result(
 
 
 @pytest.mark.anyio
+async def test_input_that_includes_cache_reads_is_not_counted_twice(tmp_path: Path) -> None:
+    # Copilot CLI's total is input + output: its input already holds the cache reads.
+    response, _ = await run(ACPDriver(config(tmp_path)), "inclusive")
+    assert response.usage is not None
+    got = (response.usage.input_tokens, response.usage.cached_input_tokens)
+    assert got == (45, 20)
+    assert response.usage.output_tokens == 7
+
+
+@pytest.mark.anyio
 async def test_usage_on_message_chunks_counts_when_the_answer_has_none(tmp_path: Path) -> None:
     # Qwen Code answers the prompt without usage; each model call's tokens ride a chunk's
     # _meta, input including cache reads (its total is input plus output).
