@@ -114,16 +114,24 @@ def terminal_output(meta: object) -> str:
 def exit_code(update: schema.ToolCallStart | schema.ToolCallProgress) -> int | None:
     """The exit code a finished command reports, if any: agents mark a command that exited
     non-zero ``completed`` (the call did complete) and say how it ended in ``rawOutput``
-    (``exit_code``; OpenCode's ``metadata.exit``) or in ``_meta.terminal_exit`` (codex-acp)."""
+    (``exit_code``; OpenCode's ``metadata.exit``; Copilot CLI's ``contents`` part of type
+    ``shell_exit``) or in ``_meta.terminal_exit`` (codex-acp)."""
     raw = update.raw_output if isinstance(update.raw_output, dict) else {}
     meta = update.field_meta if isinstance(update.field_meta, dict) else {}
     nested = raw.get("metadata")
     ended = meta.get("terminal_exit")
+    parts = raw.get("contents")
+    shell_exits = [
+        part.get("exitCode")
+        for part in (parts if isinstance(parts, list) else [])
+        if isinstance(part, dict) and part.get("type") == "shell_exit"
+    ]
     for found in (
         raw.get("exit_code"),
         raw.get("exitCode"),
         nested.get("exit") if isinstance(nested, dict) else None,
         ended.get("exit_code") if isinstance(ended, dict) else None,
+        *shell_exits,
     ):
         if isinstance(found, int) and not isinstance(found, bool):
             return found

@@ -135,6 +135,18 @@ class FakeAgent:
                     raw_output={"output": "cat: x: No such file\n", "metadata": {"exit": 1}},
                 )
             )
+            # Copilot CLI: the exit code in a part of rawOutput's contents.
+            await say(
+                acp.start_tool_call(
+                    "call-4",
+                    "false",
+                    kind="execute",
+                    status="in_progress",
+                    raw_input={"command": "false"},
+                )
+            )
+            exited = {"contents": [{"type": "shell_exit", "shellId": "0", "exitCode": 2}]}
+            await say(acp.update_tool_call("call-4", status="completed", raw_output=exited))
         if word == "inclusive":  # Copilot CLI: input includes cache reads, total says so
             await say(acp.update_agent_message_text("OK"))
             usage = schema.Usage(

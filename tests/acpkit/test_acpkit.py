@@ -150,9 +150,9 @@ async def test_a_completed_command_that_exited_non_zero_is_an_error_result(
 ) -> None:
     response, _ = await run(ACPDriver(config(tmp_path)), "exits")
     assert response.failure is None
-    item = next(i for i in response.transcript if i.kind == TranscriptKind.TOOL_RESULT)
-    assert (item.tool_use_id, item.is_error) == ("call-3", True)
-    assert item.text == "cat: x: No such file\n"
+    results = [i for i in response.transcript if i.kind == TranscriptKind.TOOL_RESULT]
+    assert [(i.tool_use_id, i.is_error) for i in results] == [("call-3", True), ("call-4", True)]
+    assert results[0].text == "cat: x: No such file\n"
     # Exit code 0 (the "tool" script's call) is no error.
     response, _ = await run(ACPDriver(config(tmp_path)), "tool")
     item = next(i for i in response.transcript if i.kind == TranscriptKind.TOOL_RESULT)

@@ -189,6 +189,7 @@ ALLOW_SHELL: Mapping[str, Callable[[Path], tuple[str, ...]]] = {
     "gemini": _gemini_allows_shell,
     "qwen": _gemini_allows_shell,
     "opencode": lambda home: _opencode_shell(home, "allow"),
+    "copilot": lambda home: ("--allow-tool", "shell"),
 }
 """``home -> extra arguments`` (may write settings under ``home``) that let an agent run its
 shell tool without asking: the scenario clauses judge what a command does, not a human's
