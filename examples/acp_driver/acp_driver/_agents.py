@@ -224,6 +224,18 @@ CANNOT: Mapping[str, Mapping[str, str]] = {
         "capability gets no error and no status, only a session_info_update whose "
         "_meta.codex.threadStatus.type is 'systemError'",
     },
+    "copilot": {
+        "INP-01": "Copilot CLI 1.0.102 refuses, without asking the model, a prompt over its "
+        "128000-token budget (the 1 MiB prompt: about 404000), answering with the text "
+        "'Error: Request exceeds the model's prompt budget after reserving output'",
+        "FLT-01": "Copilot CLI 1.0.102 tells each retry of a 529 or 503 as agent message text "
+        "('Info: Request failed due to a transient API error. Retrying...') with no message "
+        "id, so it runs into the answer's text and the output is not the answer alone",
+        "FLT-02": "Copilot CLI 1.0.102 tells a model request that failed for good as agent "
+        "message text ('Error: Failed to get response from the AI model; retried 5 times "
+        "... Last error: 500 ...') and answers the prompt with stop reason end_turn: the "
+        "client gets no error",
+    },
     "qwen": {
         "INP-01": "Qwen Code 0.24.4 refuses, without asking the model, a prompt it estimates "
         "over its 177000-token hard limit (a 1 MiB prompt: about 281000): 'Context is too "
