@@ -201,14 +201,18 @@ _GEMINI_NO_TOOL_OUTPUT = (
     "status 'completed' (no content, no rawOutput): the command's output never reaches the "
     "client, so no tool_result can carry it"
 )
+_GEMINI_NO_LOAD = (
+    "Gemini CLI 0.61.0 answers session/load with -32603 'No previous sessions found for this "
+    "project' (it writes a fresh session file before reading the old one)"
+)
 CANNOT: Mapping[str, Mapping[str, str]] = {
     "gemini": {
         "TOL-01": _GEMINI_NO_TOOL_OUTPUT,
         "TOL-02": "Gemini CLI 0.61.0 over ACP reports a shell command that exits non-zero as "
         "status 'completed' with no output, so the client cannot tell the call failed",
         "TOL-03": _GEMINI_NO_TOOL_OUTPUT,
-        "RES-01": "Gemini CLI 0.61.0 answers session/load with -32603 'No previous sessions "
-        "found for this project' (it writes a fresh session file before reading the old one)",
+        "RES-01": _GEMINI_NO_LOAD,
+        "RES-02": _GEMINI_NO_LOAD,
         "FLT-02": "Gemini CLI 0.61.0 answers a model stream cut mid-event with error 500 "
         "'terminated' (its HTTP client's word), which does not say that a stream was cut "
         "(its 500, 401 and 400 failures name their status)",

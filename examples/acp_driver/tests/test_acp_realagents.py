@@ -142,8 +142,10 @@ def test_the_human_decision_clauses_pass(name: str, emulator: Emulator, tmp_path
 
 
 SCENARIO_FAMILIES = ["TOL", "RSN", "RES", "FLT", "DLN", "INP", "OUT", "PRC"]
-SCENARIO_AGENTS = ("claude-acp", "gemini")
-"""Agents the scenario battery is judged against (each battery is many agent runs)."""
+SCENARIO_AGENTS = ("claude-acp", "gemini", "qwen", "codex-acp")
+"""Agents the scenario battery is judged against here (each battery is many agent runs);
+OpenCode's and Copilot CLI's are judged by the matrix run (``python -m
+acp_driver._matrix``), which runs it for every agent."""
 
 
 @pytest.mark.parametrize("name", SCENARIO_AGENTS)
@@ -161,6 +163,10 @@ def test_the_scenario_battery_passes(name: str, emulator: Emulator, tmp_path: Pa
     # What the agent cannot do is skipped with the binding's reason, never passed.
     for clause in binding.cannot:
         assert verdicts[clause].status.value == "skipped", verdicts[clause].describe()
+    # The binding's ref rebuilds it in a new interpreter: an agent that resumes through
+    # session/load does so for a restarted host too.
+    if "RES-01" not in binding.cannot:
+        assert verdicts["RES-02"].status.value == "passed", verdicts["RES-02"].describe()
 
 
 @pytest.mark.anyio
