@@ -142,9 +142,9 @@ def test_the_human_decision_clauses_pass(name: str, emulator: Emulator, tmp_path
 
 
 SCENARIO_FAMILIES = ["TOL", "RSN", "RES", "FLT", "DLN", "INP", "OUT", "PRC"]
-SCENARIO_AGENTS = ("claude-acp", "gemini", "qwen", "codex-acp")
+SCENARIO_AGENTS = ("claude-acp", "gemini", "qwen", "codex-acp", "copilot")
 """Agents the scenario battery is judged against here (each battery is many agent runs);
-OpenCode's and Copilot CLI's are judged by the matrix run (``python -m
+OpenCode's, the slowest (about 215 s), is judged by the matrix run (``python -m
 acp_driver._matrix``), which runs it for every agent."""
 
 
