@@ -18,7 +18,14 @@ import anyio
 import pytest
 
 import adaptertest
-from acp_driver import AGENTS, ACPAgentDriver, agent_config, agent_driver, model_binding
+from acp_driver import (
+    AGENTS,
+    NATIVE_STRUCTURED,
+    ACPAgentDriver,
+    agent_config,
+    agent_driver,
+    model_binding,
+)
 from adaptertest import Level, RecordingSink, realcli
 from adaptertest import clikit as testing
 from adaptertest.emulator import Emulator, Scenario
@@ -104,17 +111,34 @@ async def run(
     return response, sink
 
 
+OK_OR_STRUCTURED = OK.model_copy(
+    update={"turns": [OK.turns[0].model_copy(update={"structured": {"ok": True}})]}
+)
+"""OK, or the structured probe's answer to a request that asks for one."""
+
+
 @pytest.mark.parametrize(
     ("backend", "persistent"),
     [("asyncio", False), ("trio", True)],
     ids=["one-shot-asyncio", "persistent-trio"],
 )
-def test_the_suite_reaches_level_live(
-    agent: str, emulator: Emulator, tmp_path: Path, backend: Backend, persistent: bool
+def test_the_suite_reaches_level_full_with_native_structured_output_else_live(
+    agent: str, tmp_path: Path, backend: Backend, persistent: bool
 ) -> None:
-    config = configure(agent, emulator.base_url, tmp_path, persistent=persistent)
-    options = testing.conformance_options(config, resume_id="", concurrent_runs=2, backend=backend)
-    testing.check_conformance_level(lambda: agent_driver(agent, config), options, Level.LIVE)
+    # The structured probe runs for every agent: one without a native mechanism declares
+    # none, so the probe is skipped and the level stays live.
+    native = agent in NATIVE_STRUCTURED
+    with Emulator(OK_OR_STRUCTURED if native else OK) as emulator:
+        config = configure(agent, emulator.base_url, tmp_path, persistent=persistent)
+        options = testing.conformance_options(
+            config,
+            resume_id="",
+            concurrent_runs=2,
+            backend=backend,
+            live_structured_output=True,
+        )
+        level = Level.FULL if native else Level.LIVE
+        testing.check_conformance_level(lambda: agent_driver(agent, config), options, level)
 
 
 HUMAN_DECISIONS = ("claude-acp", "gemini")
