@@ -13,6 +13,7 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -206,6 +207,46 @@ async def test_one_persistent_process_serves_two_sessions_and_resumes(
         assert again.metadata["agent.pid"] == first.metadata["agent.pid"]
     finally:
         await driver.close_processes()
+
+
+@pytest.mark.anyio
+async def test_one_claude_process_switches_a_session_between_structured_and_plain_answers(
+    tmp_path: Path,
+) -> None:
+    # A session keeps the _meta it was opened with: the driver loads it again when a
+    # run wants other _meta, on the same process.
+    name = "claude-acp"
+    installed(name)
+    probe = testing.structured_request()
+    native: dict[str, Any] = {
+        "structured_output_source": probe.structured_output_source,
+        "output_schema": probe.output_schema,
+    }
+    with Emulator(OK_OR_STRUCTURED) as emu:
+        driver = agent_driver(name, configure(name, emu.base_url, tmp_path, persistent=True))
+        try:
+            first, _ = await run(driver, probe.prompt, **native)
+            assert first.failure is None, first.failure
+            assert first.checkpoint is not None
+            session = SessionContext(state=first.checkpoint.state)
+            plain, _ = await run(driver, "Reply with exactly: OK", session=session)
+            again, _ = await run(driver, probe.prompt, session=session, **native)
+        finally:
+            await driver.close_processes()
+    assert plain.failure is None, plain.failure
+    assert (plain.output.strip(), plain.structured_output) == ("OK", None)
+    assert again.failure is None, again.failure
+    assert again.structured_output == first.structured_output
+    assert first.structured_output is not None
+    assert first.structured_output.valid
+    pids = {r.metadata["agent.pid"] for r in (first, plain, again)}
+    assert len(pids) == 1
+    # The plain run's session no longer forwards the SDK's result; the structured one's does.
+    forwarded = [
+        r.raw_streams.stdout.count(b"_claude/sdkMessage") if r.raw_streams else -1
+        for r in (plain, again)
+    ]
+    assert forwarded == [0, 1]
 
 
 @pytest.mark.anyio
