@@ -139,6 +139,7 @@ class _TurnState:
     extension: StructuredOutputExtension | None = None
     """Reads the structured answer from extension notifications (a structured run)."""
     structured_json: str | None = None
+    """The structured answer's JSON text, once an extension notification brought it."""
 
 
 class ACPDriver(ProgramDriver[ACPConfig]):
@@ -652,14 +653,16 @@ def _judge(
     if turn.extension is None or wanted is None:
         return None, failure
     judged = judge_structured(wanted.schema_document, turn.structured_json)
+    message = "the structured answer does not match the output schema: "
     if turn.structured_json is None:
-        judged.validation_errors = ["the agent ended its turn without a structured answer"]
+        missing = "the agent ended its turn without a structured answer"
+        judged = judged.model_copy(update={"validation_errors": [missing]})
+        message = ""
     lenient = wanted.on_invalid == StructuredOutputInvalidPolicy.RETURN_INVALID
     if failure is None and not judged.valid and not lenient:
         failure = RunFailure(
             code=FailureCode.AGENT_ERROR,
-            message="the structured answer does not match the output schema: "
-            + "; ".join(judged.validation_errors[:3]),
+            message=message + "; ".join(judged.validation_errors[:3]),
             metadata={"structured_output": "invalid"},
         )
     return judged, failure

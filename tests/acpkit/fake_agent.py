@@ -38,7 +38,9 @@ class FakeAgent:
             await asyncio.Event().wait()
         return schema.InitializeResponse(
             protocol_version=acp.PROTOCOL_VERSION,
-            agent_capabilities=schema.AgentCapabilities(load_session=True),
+            agent_capabilities=schema.AgentCapabilities(
+                load_session=not os.environ.get("FAKE_AGENT_NO_LOAD")
+            ),
             agent_info=schema.Implementation(name="fake-agent", version="1.0.0"),
         )
 

@@ -728,3 +728,26 @@ async def test_a_persistent_session_is_reopened_when_a_run_wants_other_meta(
         {"meta": schema_meta, "opened": 3},
         {"meta": None, "opened": 4},
     ]
+
+
+@pytest.mark.anyio
+async def test_without_load_session_a_persistent_session_keeps_its_meta(tmp_path: Path) -> None:
+    env = {"FAKE_AGENT_NO_LOAD": "1"}
+    driver = structured_driver(tmp_path, persistent=True, env=env)
+    try:
+        first, _ = await run(driver, 'answer {"ok": true}', **native())
+        assert first.failure is None
+        assert first.checkpoint is not None
+        session = SessionContext(state=first.checkpoint.state)
+        plain, sink = await run(driver, "meta", session=session)
+        same, _ = await run(driver, 'answer {"ok": false}', session=session, **native())
+    finally:
+        await driver.close_processes()
+    assert plain.failure is not None
+    assert "cannot switch the session between structured and plain answers" in (
+        plain.failure.message
+    )
+    assert kinds(sink) == ["run.started", "run.error"]
+    assert same.failure is None  # the same _meta needs no reopening
+    assert same.structured_output is not None
+    assert same.structured_output.value == {"ok": False}
