@@ -31,12 +31,14 @@ import json
 import queue
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
 from adaptertest import recording
+from adaptertest.replay import finish
 
-__all__ = ["DIVERGED", "main", "play", "recorded_messages"]
+__all__ = ["DIVERGED", "Line", "main", "play", "play_lines", "recorded_lines", "recorded_messages"]
 
 DIVERGED = 3
 """Exit status when the client did not send what the recording waits for."""
@@ -45,15 +47,47 @@ _EOF = object()
 
 def recorded_messages(rec: recording.Recording) -> list[dict[str, Any]]:
     """The agent's JSON-RPC messages (non-JSON stdout lines are left out)."""
-    messages: list[dict[str, Any]] = []
-    for line in rec.stdout.split(b"\n"):
+    return [line.message for line in recorded_lines(rec) if line.message is not None]
+
+
+class Line:
+    """One line of the agent's stdout: its bytes, the message they hold (None for a line
+    that is not a JSON object) and the pieces it is written in (offset, pause before)."""
+
+    __slots__ = ("data", "message", "pieces")
+
+    def __init__(self, data: bytes, pieces: list[tuple[int, float]] | None = None) -> None:
+        self.data = data
+        self.pieces = pieces or [(0, 0.0)]
+        self.message: dict[str, Any] | None = None
         try:
-            message = json.loads(line)
+            message = json.loads(data)
         except ValueError:
-            continue
+            return
         if isinstance(message, dict):
-            messages.append(message)
-    return messages
+            self.message = message
+
+
+def recorded_lines(rec: recording.Recording, *, realtime: bool = False) -> list[Line]:
+    """The recorded stdout line by line, each cut where a recorded chunk starts inside
+    it, with the chunk's pause before it when ``realtime``."""
+    starts: dict[int, float] = {}
+    offset, clock = 0, 0.0
+    for chunk in rec.chunks:
+        if chunk.fd == recording.STDOUT and chunk.data:
+            starts[offset] = max(0.0, chunk.t - clock) if realtime and offset else 0.0
+            clock = chunk.t
+            offset += len(chunk.data)
+    data = rec.stdout
+    lines: list[Line] = []
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end + 1
+        pieces = [(at - start, pause) for at, pause in starts.items() if start < at < end]
+        lines.append(Line(data[start:end], [(0, starts.get(start, 0.0)), *sorted(pieces)]))
+        start = end
+    return lines
 
 
 class _Client:
@@ -111,8 +145,6 @@ class _Client:
 
 
 def _rename(message: dict[str, Any], renames: dict[str, str]) -> dict[str, Any]:
-    if not renames:
-        return message
     text = json.dumps(message, ensure_ascii=False)
     for old, new in renames.items():
         text = text.replace(json.dumps(old), json.dumps(new))
@@ -120,59 +152,135 @@ def _rename(message: dict[str, Any], renames: dict[str, str]) -> dict[str, Any]:
     return renamed
 
 
-def play(messages: Sequence[dict[str, Any]], source: Any, sink: Any, *, wait: float) -> str:
-    """Play ``messages`` to ``sink`` against the client reading from ``source``; returns
-    ``""`` or what the client failed to send."""
-    client = _Client(source, wait)
-    renames: dict[str, str] = {}
-    awaited: list[object] = []  # per message: the id of the next recorded response
+def _awaited(lines: Sequence[Line]) -> list[object]:
+    """Per line, the id of the client's request it waits for (None: none). A line that
+    is not a message is written straight after the line before it."""
+    awaited: list[object] = []
     upcoming: object = None
-    for message in reversed(messages):
-        if "method" not in message and "id" in message:
+    for line in reversed(lines):
+        message = line.message
+        if message is not None and "method" not in message and "id" in message:
             upcoming = message["id"]
         awaited.append(upcoming)
     awaited.reverse()
-    for message, request_id in zip(messages, awaited, strict=True):
-        message = _rename(message, renames)
+    before: object = None
+    for index, line in enumerate(lines):
+        if line.message is None:
+            awaited[index] = before
+        before = awaited[index]
+    return awaited
+
+
+def _followed(message: dict[str, Any], asked: dict[str, Any], renames: dict[str, str]) -> bool:
+    """Follow a ``session/load`` answering a recorded ``session/new``; whether the answer
+    changed (it names no session then)."""
+    result = message.get("result")
+    if "method" in message or asked.get("method") != "session/load" or not isinstance(result, dict):
+        return False
+    recorded = result.pop("sessionId", None)
+    loaded = (asked.get("params") or {}).get("sessionId")
+    if isinstance(recorded, str) and isinstance(loaded, str) and recorded != loaded:
+        renames[recorded] = loaded
+    return recorded is not None
+
+
+def play_lines(
+    lines: Sequence[Line], source: Any, write: Any, *, wait: float, until_closed: bool = True
+) -> str:
+    """Play ``lines`` through ``write`` (a callable taking bytes) against the client
+    reading from ``source``; returns ``""`` or what the client failed to send. Then, if
+    ``until_closed``, wait for the client to close its input."""
+    client = _Client(source, wait)
+    renames: dict[str, str] = {}
+    for line, request_id in zip(lines, _awaited(lines), strict=True):
         asked = client.request(request_id) if request_id is not None else {}
         if asked is None:
             return f"the client's request id {request_id!r}"
-        if "method" not in message and "id" in message:
-            result = message.get("result")
-            if asked.get("method") == "session/load" and isinstance(result, dict):
-                recorded = result.pop("sessionId", None)
-                loaded = (asked.get("params") or {}).get("sessionId")
-                if isinstance(recorded, str) and isinstance(loaded, str) and recorded != loaded:
-                    renames[recorded] = loaded
-        sink.write(json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n")
-        sink.flush()
-        if "method" in message and "id" in message and not client.response(message["id"]):
+        message, changed = line.message, False
+        if message is not None:
+            if renames:
+                message, changed = _rename(message, renames), True
+            changed = _followed(message, asked, renames) or changed
+        if message is not None and changed:
+            text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+            write(text.encode() + b"\n")
+        else:
+            bounds = [offset for offset, _ in line.pieces[1:]] + [len(line.data)]
+            for (offset, pause), until in zip(line.pieces, bounds, strict=True):
+                if pause:
+                    time.sleep(pause)
+                write(line.data[offset:until])
+        asks = message is not None and "method" in message and "id" in message
+        if asks and message is not None and not client.response(message["id"]):
             return f"the client's answer to its request id {message['id']!r} ({message['method']})"
-    client.wait_closed()
+    if until_closed:
+        client.wait_closed()
     return ""
 
 
+def play(messages: Sequence[dict[str, Any]], source: Any, sink: Any, *, wait: float) -> str:
+    """Play ``messages`` to the text ``sink`` against the client reading from ``source``;
+    returns ``""`` or what the client failed to send."""
+    lines = [
+        Line(json.dumps(m, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+        for m in messages
+    ]
+
+    def write(data: bytes) -> None:
+        sink.write(data.decode())
+        sink.flush()
+
+    return play_lines(lines, source, write, wait=wait)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: ``RECORDING [--wait SECONDS] [-- ignored arguments]``."""
+    """Entry point: ``RECORDING [--wait SECONDS] [--realtime] [--record-argv FILE] [--
+    ignored arguments]``."""
     args = list(sys.argv[1:] if argv is None else argv)
+    ignored: list[str] = []
     if "--" in args:
+        ignored = args[args.index("--") + 1 :]
         args = args[: args.index("--")]
     wait = 30.0
     if "--wait" in args:
         at = args.index("--wait")
         wait = float(args[at + 1])
         del args[at : at + 2]
+    witness = ""
+    if "--record-argv" in args:
+        at = args.index("--record-argv")
+        witness = args[at + 1]
+        del args[at : at + 2]
+    realtime = "--realtime" in args
+    if realtime:
+        args.remove("--realtime")
     if len(args) != 1:
-        print("usage: python -m adaptertest.acpreplay RECORDING [--wait SECONDS]", file=sys.stderr)
+        print(
+            "usage: python -m adaptertest.acpreplay RECORDING [--wait SECONDS] [--realtime] "
+            "[--record-argv FILE]",
+            file=sys.stderr,
+        )
         return 2
+    if witness:
+        with open(witness, "w", encoding="utf-8") as file:
+            file.write(json.dumps(ignored) + "\n")
     rec = recording.read(args[0])
     sys.stderr.buffer.write(rec.stderr)
     sys.stderr.flush()
-    missing = play(recorded_messages(rec), sys.stdin, sys.stdout, wait=wait)
+    out = sys.stdout.buffer
+
+    def write(data: bytes) -> None:
+        out.write(data)
+        out.flush()
+
+    lines = recorded_lines(rec, realtime=realtime)
+    # Output that ends inside a line ends there: the agent is gone mid-message.
+    whole = not lines or lines[-1].data.endswith(b"\n")
+    missing = play_lines(lines, sys.stdin, write, wait=wait, until_closed=whole)
     if missing:
         print(f"acpreplay: the replay diverged: waited {wait:g} s for {missing}", file=sys.stderr)
         return DIVERGED
-    return rec.returncode if rec.returncode >= 0 else 1
+    return finish(rec.returncode)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from acp import schema
 from acp.connection import StreamDirection, StreamEvent
 
 from driver.acpkit._bridge import Inbox
+from driver.acpkit._wire import WireTransport
 from driver.clikit import STDERR_KEEP, StderrKeeper
 from driver.clikit._proctable import RUN_MARKER_VARIABLE, end_marked, new_marker
 
@@ -150,6 +151,7 @@ class AgentProcess:
         self.returncode: int | None = None
         self._proc: asyncio.subprocess.Process | None = None
         self._conn: acp.ClientSideConnection | None = None
+        self._wire: WireTransport | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._closed = False
 
@@ -176,8 +178,19 @@ class AgentProcess:
 
     @property
     def alive(self) -> bool:
-        """Started, not closed, and the process has not exited."""
-        return self._proc is not None and not self._closed and self.returncode is None
+        """Started, not closed, the process has not exited nor broken the protocol."""
+        return (
+            self._proc is not None
+            and not self._closed
+            and self.returncode is None
+            and not self.broken
+        )
+
+    @property
+    def broken(self) -> str:
+        """How the agent broke the protocol (a line that is not JSON, an answer to no
+        request), which ended the connection; empty while it has not."""
+        return self._wire.problem if self._wire is not None else ""
 
     @property
     def load_session(self) -> bool:
@@ -211,9 +224,10 @@ class AgentProcess:
         )
         self.pid = self._proc.pid
         client = cast(acp.Client, _Client(self))  # the methods it leaves out are refused
-        self._conn = acp.connect_to_agent(
-            client, self._proc.stdin, self._proc.stdout, observers=[self._observe]
-        )
+        assert self._proc.stdin is not None  # both are piped
+        assert self._proc.stdout is not None
+        self._wire = WireTransport(self._proc.stdin, self._proc.stdout)
+        self._conn = acp.connect_to_agent(client, self._wire, observers=[self._observe])
         self._tasks = [
             asyncio.ensure_future(self._pump_stderr()),
             asyncio.ensure_future(self._watch_exit()),
@@ -255,6 +269,8 @@ class AgentProcess:
 
     def connection(self) -> acp.ClientSideConnection:
         """The live connection; ``ConnectionError`` once the process is gone."""
+        if self.broken:
+            raise ConnectionError(f"the agent broke the protocol: {self.broken}")
         if self._conn is None or not self.alive:
             raise ConnectionError(f"the agent process is not running ({self.exit_description()})")
         return self._conn

@@ -577,6 +577,11 @@ def _agent_failure(
 ) -> RunFailure:
     """A failed ACP call as the run's failure: the agent's error, or its process's end."""
     metadata: dict[str, object] = {"step": step}
+    if agent is not None and agent.broken:
+        message = f"{step} failed: the agent broke the protocol, so the connection was ended: "
+        return RunFailure(
+            code=FailureCode.AGENT_ERROR, message=message + agent.broken, metadata=metadata
+        )
     if isinstance(error, acp.RequestError):
         metadata["acp_error_code"] = error.code
         detail = f"{error.code} {_error_text(str(error))}"
