@@ -104,8 +104,9 @@ _DIFFERENCES = 3
 _SHOWN_CHARS = 60
 
 _STREAM_OWNED = {"raw", "seq", "sequence", "timestamp"}
-# Field names whose values a driver may make up: ids (``run_id``, ``messageId``) and times.
-_ID_KEY = re.compile(r"(?i:(^|_)(id|ids|uuid|pid))$|[a-z](Id|ID|Ids)$")
+# Field names whose values a driver may make up: ids (``run_id``, ``messageId``,
+# ``agent.pid``) and times.
+_ID_KEY = re.compile(r"(?i:(^|[_.])(id|ids|uuid|pid))$|[a-z](Id|ID|Ids)$")
 _TIME_KEY = re.compile(
     r"(?i:(^|_)(time|timestamp|date|datetime|duration|elapsed|latency|ts|at|ms))$"
     r"|[a-z](Time|At|Ms)$"
@@ -362,8 +363,10 @@ class _Prober:
         self.runs += 1
         path = self.folder / f"variant-{self.runs}.jsonl"
         errors = path.with_suffix(".stderr")
-        command = [sys.executable, "-m", "adaptertest", "replay", str(path)]
-        plain = variant.plain()
+        # A conversation is played by the stand-in that answers the client's requests.
+        stand_in = ["adaptertest.acpreplay"] if source.jsonrpc else ["adaptertest", "replay"]
+        command = [sys.executable, "-m", *stand_in, str(path)]
+        plain = None if source.jsonrpc else variant.plain()
         if plain is None:
             path.write_bytes(variant.dumps())
             command += ["--realtime"] if variant.realtime else []

@@ -31,6 +31,7 @@ from driver.clikit._proctable import RUN_MARKER_VARIABLE, end_marked, new_marker
 __all__ = [
     "PROTOCOL_VERSION",
     "AgentProcess",
+    "BrokenLine",
     "PermissionAsk",
     "SessionUpdate",
     "StderrChunk",
@@ -60,6 +61,13 @@ class WireLine:
 
     direction: str
     line: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class BrokenLine:
+    """The line of the agent's stdout that broke the protocol (sent to every run)."""
+
+    data: bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,7 +234,12 @@ class AgentProcess:
         client = cast(acp.Client, _Client(self))  # the methods it leaves out are refused
         assert self._proc.stdin is not None  # both are piped
         assert self._proc.stdout is not None
-        self._wire = WireTransport(self._proc.stdin, self._proc.stdout)
+        self._wire = WireTransport(
+            self._proc.stdin,
+            self._proc.stdout,
+            self._broken_line,
+            lambda message: self._observe(StreamEvent(StreamDirection.INCOMING, message)),
+        )
         self._conn = acp.connect_to_agent(client, self._wire, observers=[self._observe])
         self._tasks = [
             asyncio.ensure_future(self._pump_stderr()),
@@ -254,6 +267,11 @@ class AgentProcess:
         line = json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n"
         inbox.put(WireLine(direction, line.encode()))
 
+    def _broken_line(self, line: bytes) -> None:
+        runs = {id(inbox): inbox for inbox in [self._owner, *self._routes.values()] if inbox}
+        for inbox in runs.values():
+            inbox.put(BrokenLine(line))
+
     async def _pump_stderr(self) -> None:
         stream = self._proc.stderr if self._proc is not None else None
         if stream is None:
@@ -277,8 +295,9 @@ class AgentProcess:
 
     async def wait_exit(self, timeout: float) -> None:
         """Wait up to ``timeout`` seconds for the process to be reaped (after a broken
-        connection, so the failure can say how it ended)."""
-        if self._proc is not None and self.returncode is None:
+        connection, so the failure can say how it ended); not when the client ended the
+        connection itself, on a broken protocol: that failure says why."""
+        if self._proc is not None and self.returncode is None and not self.broken:
             with contextlib.suppress(asyncio.TimeoutError):
                 self.returncode = await asyncio.wait_for(self._proc.wait(), timeout)
 

@@ -54,7 +54,14 @@ from driver import (
     WorkspaceCapability,
     check_append_system_prompt,
 )
-from driver.acpkit._agent import AgentProcess, PermissionAsk, SessionUpdate, StderrChunk, WireLine
+from driver.acpkit._agent import (
+    AgentProcess,
+    BrokenLine,
+    PermissionAsk,
+    SessionUpdate,
+    StderrChunk,
+    WireLine,
+)
 from driver.acpkit._bridge import Inbox, LoopThread
 from driver.acpkit._config import ACPConfig
 from driver.acpkit._decision import decide_permission
@@ -558,6 +565,11 @@ def _take(item: object, out: RunOutput, mapper: TurnMapper | None, turn: _TurnSt
     elif isinstance(item, StderrChunk):
         turn.stderr += item.data
         out.chunk("stderr", item.data)
+    elif isinstance(item, BrokenLine):  # kept in sight, as a CLI driver keeps a corrupt line
+        turn.stdout += item.data
+        out.chunk("stdout", item.data)
+        text = item.data.decode("utf-8", "replace").strip()
+        out.item(TranscriptItem(kind=TranscriptKind.STDOUT, text=text))
     elif isinstance(item, SessionUpdate) and mapper is not None:
         mapper.apply(item.update)
 

@@ -5,14 +5,20 @@ connection drops a response whose id it never asked: the request that line answe
 waits forever. :class:`WireTransport` is the SDK's message transport over the agent's
 pipes that treats both as the end of the connection, naming the line (its number in the
 agent's stdout and its start), so the run fails at once and says why. A line that does not
-start with ``{`` (a stray print) is skipped, as the SDK does.
+start with ``{`` (a stray print) is skipped, as the SDK does; so is a ``session/update``
+the SDK's models cannot parse (a kind of a later protocol version): ACP asks a client to
+ignore what it does not know, and the SDK would log each one as an error.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from typing import Any
+
+from acp import schema
+from pydantic import ValidationError
 
 __all__ = ["WireTransport"]
 
@@ -24,13 +30,35 @@ def _shown(line: bytes) -> str:
     return text if len(text) <= _SHOWN else f"{text[:_SHOWN]}... ({len(line.strip())} bytes)"
 
 
+def _unparsable_update(message: dict[str, Any]) -> bool:
+    """A ``session/update`` the SDK's models reject (an update kind of a later protocol
+    version, say): the SDK would log it as an error with a traceback and drop it."""
+    if message.get("method") != "session/update" or "id" in message:
+        return False
+    try:
+        schema.SessionNotification.model_validate(message.get("params"))
+    except ValidationError:
+        return True
+    return False
+
+
 class WireTransport:
     """A message transport (``send``, ``receive``, ``close``) over an agent's stdin and
     stdout; ``problem`` says what ended it when the agent broke the protocol."""
 
-    def __init__(self, writer: asyncio.StreamWriter, reader: asyncio.StreamReader) -> None:
+    def __init__(
+        self,
+        writer: asyncio.StreamWriter,
+        reader: asyncio.StreamReader,
+        on_broken: Callable[[bytes], None],
+        on_skipped: Callable[[dict[str, Any]], None],
+    ) -> None:
         self._writer = writer
         self._reader = reader
+        self._on_broken = on_broken
+        """Gets the line that broke the protocol, before the connection ends."""
+        self._on_skipped = on_skipped
+        """Gets an update the SDK cannot parse, which is not handed to it."""
         self._lock = asyncio.Lock()
         self._asked: set[object] = set()
         self.lines = 0
@@ -63,6 +91,7 @@ class WireTransport:
             if not isinstance(message, dict):
                 cut = "" if line.endswith(b"\n") else ", cut off by the end of the output"
                 self.problem = f"line {self.lines} of its output is not JSON{cut}: {_shown(line)}"
+                self._on_broken(line)
                 return None
             if "method" not in message and "id" in message:
                 if message["id"] not in self._asked:
@@ -71,8 +100,12 @@ class WireTransport:
                         f"{json.dumps(message['id'])}, which the client is not waiting for: "
                         f"{_shown(line)}"
                     )
+                    self._on_broken(line)
                     return None
                 self._asked.discard(message["id"])
+            if _unparsable_update(message):
+                self._on_skipped(message)
+                continue
             return message
         return None
 
