@@ -17,7 +17,7 @@ import os
 import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 import acp
 from acp import schema
@@ -135,6 +135,9 @@ class AgentProcess:
     message, whatever its session.
     """
 
+    wire_type: ClassVar[type[WireTransport]] = WireTransport
+    """How the agent's lines are read and written (the kit's tests swap in broken ones)."""
+
     def __init__(
         self,
         argv: Sequence[str],
@@ -234,7 +237,7 @@ class AgentProcess:
         client = cast(acp.Client, _Client(self))  # the methods it leaves out are refused
         assert self._proc.stdin is not None  # both are piped
         assert self._proc.stdout is not None
-        self._wire = WireTransport(
+        self._wire = self.wire_type(
             self._proc.stdin,
             self._proc.stdout,
             self._broken_line,
