@@ -84,8 +84,8 @@ class WireTransport:
             text = line.strip()
             if not text.startswith(b"{"):
                 continue
-            try:
-                message = json.loads(text)
+            try:  # strict UTF-8: json.loads would let an encoded surrogate through
+                message = json.loads(text.decode("utf-8"))
             except ValueError:
                 message = None
             if not isinstance(message, dict):

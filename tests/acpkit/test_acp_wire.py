@@ -99,18 +99,25 @@ async def test_what_a_later_version_adds_changes_nothing_and_logs_no_error(
 
 
 @both_backends
+@pytest.mark.parametrize("how", ["cut", "surrogate"])
 @pytest.mark.anyio
-async def test_a_line_that_is_not_json_fails_the_run_at_once_and_is_shown(tmp_path: Path) -> None:
+async def test_a_line_that_is_not_json_fails_the_run_at_once_and_is_shown(
+    tmp_path: Path, how: str
+) -> None:
     lines = [dump(m) for m in recorded()]
-    cut = lines[3][:40]
-    lines[3] = cut  # an update cut short; the output goes on after it
+    # An update cut short, or with an encoded surrogate (not UTF-8) in a string; the
+    # output goes on after it.
+    broken = (
+        lines[3][:40] if how == "cut" else lines[3].replace(b'"text":"', b'"text":"\xed\xa0\x80')
+    )
+    lines[3] = broken
     response = await run(replay(write(tmp_path, lines)))
     assert response.failure is not None
     assert "the agent broke the protocol" in response.failure.message
     assert "line 4 of its output is not JSON" in response.failure.message
     assert response.checkpoint is None
     shown = [i.text for i in response.transcript if i.kind == TranscriptKind.STDOUT]
-    assert shown == [cut.decode()]
+    assert shown == [broken.decode("utf-8", "replace")]
 
 
 @both_backends
