@@ -1,4 +1,5 @@
-"""DFT family (Python extension): a CLI driver survives its CLI's next release (DFT-01..03).
+"""DFT family (Python extension): a CLI or ACP driver survives its agent's next release
+(DFT-01..03).
 
 The commonest way a real driver breaks is the CLI changing under it: new line types, new
 fields, fields in another order. The ``drift`` probe takes recordings of the CLI (the
@@ -17,6 +18,10 @@ hypothesis profile untouched; see :mod:`adaptertest._drift` for what they are):
 
 Each variant is a file the kit's replay stand-in plays in a fresh process: a plain
 transcript when that plays it alike (its faster path), else a recording (format v1).
+A recording whose JSON lines are all JSON-RPC 2.0 messages is an ACP agent's side of a
+conversation: its variants are played by the two-way stand-in
+(:mod:`adaptertest.acpreplay`), which answers the driver's requests in the recorded
+order, and only the agent's side drifts (see :func:`adaptertest._drift.additive`).
 "The result" is the response without its raw streams plus the stream payloads (without
 ``raw`` and the fields core owns); ids and timestamps the driver makes itself
 (values of id or time fields that the recording does not hold) are numbered by first
