@@ -620,6 +620,9 @@ def corrupt(source: Source) -> SearchStrategy[Variant] | None:
     from hypothesis import strategies as st
 
     candidates = source.object_lines
+    answers = _answers(source)
+    if answers:  # after the last answer the conversation is over: a client need not read on
+        candidates = [i for i in candidates if i <= answers[-1]]
     if not candidates:
         return None
     last = max((i for i, line in enumerate(source.lines) if line.strip()), default=-1)
@@ -639,7 +642,6 @@ def corrupt(source: Source) -> SearchStrategy[Variant] | None:
                 st.sampled_from(_INVALID_UTF8),
             )
         )
-    answers = _answers(source)
     if len(answers) > 1:
         later = st.sampled_from(answers[1:])
         strategies.append(st.builds(_wrong_id, st.just(source), later, fraction))

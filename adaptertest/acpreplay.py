@@ -152,20 +152,31 @@ def _rename(message: dict[str, Any], renames: dict[str, str]) -> dict[str, Any]:
     return renamed
 
 
+_BEFORE = object()
+"""Written straight after the line before it."""
+
+
 def _awaited(lines: Sequence[Line]) -> list[object]:
-    """Per line, the id of the client's request it waits for (None: none). A line that
-    is not a message is written straight after the line before it."""
+    """Per line, the id of the client's request it waits for (None: none).
+
+    A line that is not a message is written straight after the line before it. One that
+    is not blank may have been the answer the lines before it waited for, which is then
+    lost: those lines are written straight after the line before them too, rather than
+    wait for a request the client cannot send without that answer.
+    """
     awaited: list[object] = []
     upcoming: object = None
     for line in reversed(lines):
         message = line.message
         if message is not None and "method" not in message and "id" in message:
             upcoming = message["id"]
-        awaited.append(upcoming)
+        elif message is None and line.data.strip():
+            upcoming = _BEFORE
+        awaited.append(upcoming if message is not None else _BEFORE)
     awaited.reverse()
     before: object = None
-    for index, line in enumerate(lines):
-        if line.message is None:
+    for index, request_id in enumerate(awaited):
+        if request_id is _BEFORE:
             awaited[index] = before
         before = awaited[index]
     return awaited

@@ -447,7 +447,8 @@ class ACPDriver(ProgramDriver[ACPConfig]):
             )
         elif done is None or done.response is None:
             error = done.error if done is not None else None
-            await thread.call(agent.wait_exit(2.0))
+            if not isinstance(error, acp.RequestError):  # an answer: the process is fine
+                await thread.call(agent.wait_exit(2.0))
             turn.failure = _agent_failure("session/prompt", error, agent)
         elif done.response.stop_reason != "end_turn":
             reason = done.response.stop_reason
@@ -599,6 +600,8 @@ def _agent_failure(
         detail = f"{error.code} {_error_text(str(error))}"
         if isinstance(error.data, dict) and isinstance(error.data.get("details"), str):
             detail += f": {_details_text(error.data['details'])}"
+        elif isinstance(error.data, dict):  # its fields may grow: kept apart from the words
+            metadata["acp_error_data"] = error.data
         elif error.data:
             detail += f" {error.data}"
         message = f"{step} failed: the agent answered {detail}"

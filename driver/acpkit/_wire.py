@@ -7,7 +7,10 @@ pipes that treats both as the end of the connection, naming the line (its number
 agent's stdout and its start), so the run fails at once and says why. A line that does not
 start with ``{`` (a stray print) is skipped, as the SDK does; so is a ``session/update``
 the SDK's models cannot parse (a kind of a later protocol version): ACP asks a client to
-ignore what it does not know, and the SDK would log each one as an error.
+ignore what it does not know, and the SDK would log each one as an error. An update that
+arrives after its session's prompt was answered belongs to no turn (an agent sends a
+turn's updates before its answer) and is skipped too, here, in the order the lines came:
+whether the run would map it depended on which of two tasks ran first.
 """
 
 from __future__ import annotations
@@ -28,6 +31,11 @@ _SHOWN = 120
 def _shown(line: bytes) -> str:
     text = line.strip().decode("utf-8", "backslashreplace")
     return text if len(text) <= _SHOWN else f"{text[:_SHOWN]}... ({len(line.strip())} bytes)"
+
+
+def _session(message: dict[str, Any]) -> object:
+    params = message.get("params")
+    return params.get("sessionId") if isinstance(params, dict) else None
 
 
 def _unparsable_update(message: dict[str, Any]) -> bool:
@@ -61,6 +69,10 @@ class WireTransport:
         """Gets an update the SDK cannot parse, which is not handed to it."""
         self._lock = asyncio.Lock()
         self._asked: set[object] = set()
+        self._prompts: dict[object, object] = {}
+        """Open ``session/prompt`` requests: id to session."""
+        self._answered: set[object] = set()
+        """Sessions whose last prompt is answered: a later update belongs to no turn."""
         self.lines = 0
         """Lines read from the agent's stdout so far."""
         self.problem = ""
@@ -68,6 +80,10 @@ class WireTransport:
     async def send(self, message: dict[str, Any]) -> None:
         if "method" in message and "id" in message:
             self._asked.add(message["id"])  # before it is written: its answer may be quick
+            if message["method"] == "session/prompt":
+                session = _session(message)
+                self._prompts[message["id"]] = session
+                self._answered.discard(session)
         data = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
         async with self._lock:
             self._writer.write(data)
@@ -103,7 +119,10 @@ class WireTransport:
                     self._on_broken(line)
                     return None
                 self._asked.discard(message["id"])
-            if _unparsable_update(message):
+                if message["id"] in self._prompts:
+                    self._answered.add(self._prompts.pop(message["id"]))
+            late = message.get("method") == "session/update" and _session(message) in self._answered
+            if late or _unparsable_update(message):
                 self._on_skipped(message)
                 continue
             return message

@@ -54,7 +54,11 @@ def options(config: ACPConfig, backend: Backend = "asyncio") -> adaptertest.Opti
 # drift (new fields, _meta, unknown update kinds, extension notifications), corrupted and
 # cut into arbitrary chunks; the two-way stand-in still answers the driver's requests.
 DRIFT = Drift(
-    recordings=[RECORDINGS / "gemini_ok.jsonl", RECORDINGS / "claude-acp_shell.jsonl"],
+    recordings=[
+        RECORDINGS / "gemini_ok.jsonl",
+        RECORDINGS / "claude-acp_shell.jsonl",
+        RECORDINGS / "claude-acp_error_500.jsonl",
+    ],
     driver=lambda command: ACPAgentDriver(ACPConfig(command=command, timeout=60)),
 )
 
