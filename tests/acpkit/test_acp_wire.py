@@ -5,8 +5,10 @@ and the DFT clauses catch a driver that ends the connection on what it does not 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -132,6 +134,55 @@ async def test_an_answer_to_no_waiting_request_fails_the_run(tmp_path: Path) -> 
         in response.failure.message
     )
     assert response.checkpoint is None
+
+
+def test_an_update_after_the_prompts_answer_belongs_to_no_turn() -> None:
+    """Decided as the lines are read: the SDK hands an update to its handler in a task of
+    its own, which may run after the prompt's answer was taken or before."""
+    chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "OK"}}
+    update: dict[str, Any] = {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {"sessionId": "s-1", "update": chunk},
+    }
+    answer = {"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "end_turn"}}
+    skipped: list[dict[str, Any]] = []
+
+    async def main() -> list[dict[str, Any] | None]:
+        near, far = socket.socketpair()
+        with near, far:
+            _, writer = await asyncio.open_connection(sock=near)
+            reader = asyncio.StreamReader()
+            wire = WireTransport(writer, reader, lambda line: None, skipped.append)
+            prompt = {"jsonrpc": "2.0", "id": 2, "method": "session/prompt"}
+            await wire.send({**prompt, "params": {"sessionId": "s-1", "prompt": []}})
+            reader.feed_data(b"".join(dump(m) + b"\n" for m in (update, answer, update)))
+            reader.feed_eof()
+            received = [await wire.receive() for _ in range(3)]
+            writer.close()
+            return received
+
+    assert asyncio.run(main()) == [update, answer, None]
+    assert skipped == [update]
+
+
+@both_backends
+@pytest.mark.anyio
+async def test_an_error_answers_data_object_goes_to_the_failures_metadata(tmp_path: Path) -> None:
+    messages = recorded()
+    data = {"errorKind": "server_error", "retryable": True}
+    messages[-1] = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "error": {"code": -32603, "message": "Internal error", "data": data},
+    }
+    with anyio.fail_after(5):  # an answer, not a dead process: nothing to wait for
+        response = await run(replay(write(tmp_path, [dump(m) for m in messages])))
+    assert response.failure is not None
+    assert response.failure.message == (
+        "session/prompt failed: the agent answered -32603 Internal error"
+    )
+    assert response.failure.metadata["acp_error_data"] == data
 
 
 class _StrictWire(WireTransport):

@@ -147,3 +147,20 @@ def test_output_cut_mid_line_ends_the_stand_in_without_waiting_for_the_client(
         assert agent.stdout.read() == answer + b'{"jsonrpc":"2.0","me'
         agent.stdin.close()
     assert json.loads(argv.read_text()) == ["--acp"]
+
+
+def test_a_broken_answer_does_not_hold_back_the_lines_before_it() -> None:
+    """The notification before a cut answer waited for the request after that answer,
+    which the client cannot send: it is written after the line before it instead."""
+    lines = [
+        acpreplay.Line(b'{"jsonrpc":"2.0","id":0,"result":{}}\n'),
+        acpreplay.Line(b'{"jsonrpc":"2.0","method":"_auth/status","params":{}}\n'),
+        acpreplay.Line(b'{"jsonrpc":"2.0","id":1,"res\n'),
+        acpreplay.Line(b"\n"),
+        acpreplay.Line(b'{"jsonrpc":"2.0","id":2,"result":{}}\n'),
+    ]
+    client = io.StringIO('{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}\n')
+    written: list[bytes] = []
+    missing = acpreplay.play_lines(lines, client, written.append, wait=0.5)
+    assert written == [line.data for line in lines[:4]]  # the blank line follows at once
+    assert missing == "the client's request id 2"
