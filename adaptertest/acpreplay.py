@@ -12,15 +12,22 @@ order, and before each one it waits for what the recorded agent was waiting for:
   after them;
 - a request of the agent's (``session/request_permission``) is written, then the
   client's response to it is awaited before anything later is played;
-- what follows the last response is written at once.
+- what follows the last response is written at once;
+- a line that is not a message (a drifted recording's broken line) is written straight
+  after the line before it, and when it is not blank the lines before it are too: it
+  may have been the answer they waited for.
 
-The client's session is followed: when it answers a recorded ``session/new`` with a
+Each line is written as recorded, byte for byte, in the pieces the recorded chunks cut it
+into (with ``--realtime``, after the recorded pause before each). The client's session is
+followed: when it answers a recorded ``session/new`` with a
 ``session/load`` of a stored session (a resume), the recorded session id is replaced by
 the loaded one in every later message, and the ``sessionId`` the recorded answer carried
-is left out. Once everything is played, the stand-in waits for the client to close its
-input and exits with the recorded status. A client that does not send an awaited message
-within ``--wait`` seconds (default 30) ends it with status 3 and a line on stderr saying
-which message it was waiting for.
+is left out (that answer is then written anew). Once everything is played, the
+stand-in waits for the client to close its input and exits with the recorded status (or
+dies by the recorded signal); output that ends inside a line ends there, without
+waiting. ``--record-argv FILE`` writes the arguments after ``--`` to FILE as JSON. A
+client that does not send an awaited message within ``--wait`` seconds (default 30) ends
+it with status 3 and a line on stderr saying which message it was waiting for.
 
 Standard library only, so it starts fast.
 """
