@@ -22,7 +22,10 @@ into (with ``--realtime``, after the recorded pause before each). The client's s
 followed: when it answers a recorded ``session/new`` with a
 ``session/load`` of a stored session (a resume), the recorded session id is replaced by
 the loaded one in every later message, and the ``sessionId`` the recorded answer carried
-is left out (that answer is then written anew). Once everything is played, the
+is left out (that answer is then written anew). With ``--meta RECORDING``, a session
+the client opens (or loads) with ``_meta`` (an agent's options for it, such as a native
+structured-output schema) is played from that recording instead, from its answer to the
+same request on. Once everything is played, the
 stand-in waits for the client to close its input and exits with the recorded status (or
 dies by the recorded signal); output that ends inside a line ends there, without
 waiting. ``--record-argv FILE`` writes the arguments after ``--`` to FILE as JSON. A
@@ -202,18 +205,41 @@ def _followed(message: dict[str, Any], asked: dict[str, Any], renames: dict[str,
     return recorded is not None
 
 
+def _opens_with_meta(asked: dict[str, Any]) -> bool:
+    params = asked.get("params")
+    opens = asked.get("method") in ("session/new", "session/load")
+    return opens and isinstance(params, dict) and bool(params.get("_meta"))
+
+
 def play_lines(
-    lines: Sequence[Line], source: Any, write: Any, *, wait: float, until_closed: bool = True
+    lines: Sequence[Line],
+    source: Any,
+    write: Any,
+    *,
+    wait: float,
+    until_closed: bool = True,
+    meta: Sequence[Line] = (),
 ) -> str:
     """Play ``lines`` through ``write`` (a callable taking bytes) against the client
-    reading from ``source``; returns ``""`` or what the client failed to send. Then, if
-    ``until_closed``, wait for the client to close its input."""
+    reading from ``source``; returns ``""`` or what the client failed to send. ``meta``
+    answers a session opened with ``_meta``, from its first line that waits for that
+    request. Then, if ``until_closed``, wait for the client to close its input."""
     client = _Client(source, wait)
     renames: dict[str, str] = {}
-    for line, request_id in zip(lines, _awaited(lines), strict=True):
+    script, awaited = list(lines), _awaited(lines)
+    switched = not meta
+    index = 0
+    while index < len(script):
+        line, request_id = script[index], awaited[index]
         asked = client.request(request_id) if request_id is not None else {}
         if asked is None:
             return f"the client's request id {request_id!r}"
+        if not switched and _opens_with_meta(asked):
+            switched = True
+            script, awaited = list(meta), _awaited(meta)
+            index = awaited.index(request_id) if request_id in awaited else len(script)
+            continue
+        index += 1
         message, changed = line.message, False
         if message is not None:
             if renames:
@@ -236,24 +262,35 @@ def play_lines(
     return ""
 
 
-def play(messages: Sequence[dict[str, Any]], source: Any, sink: Any, *, wait: float) -> str:
-    """Play ``messages`` to the text ``sink`` against the client reading from ``source``;
-    returns ``""`` or what the client failed to send."""
-    lines = [
+def _lines(messages: Sequence[dict[str, Any]]) -> list[Line]:
+    return [
         Line(json.dumps(m, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
         for m in messages
     ]
+
+
+def play(
+    messages: Sequence[dict[str, Any]],
+    source: Any,
+    sink: Any,
+    *,
+    wait: float,
+    meta: Sequence[dict[str, Any]] = (),
+) -> str:
+    """Play ``messages`` to the text ``sink`` against the client reading from ``source``;
+    returns ``""`` or what the client failed to send. ``meta`` answers a session opened
+    with ``_meta``, from its first message that waits for that request."""
 
     def write(data: bytes) -> None:
         sink.write(data.decode())
         sink.flush()
 
-    return play_lines(lines, source, write, wait=wait)
+    return play_lines(_lines(messages), source, write, wait=wait, meta=_lines(meta))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: ``RECORDING [--wait SECONDS] [--realtime] [--record-argv FILE] [--
-    ignored arguments]``."""
+    """Entry point: ``RECORDING [--meta RECORDING] [--wait SECONDS] [--realtime]
+    [--record-argv FILE] [-- ignored arguments]``."""
     args = list(sys.argv[1:] if argv is None else argv)
     ignored: list[str] = []
     if "--" in args:
@@ -272,10 +309,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     realtime = "--realtime" in args
     if realtime:
         args.remove("--realtime")
+    meta: list[Line] = []
+    if "--meta" in args:
+        at = args.index("--meta")
+        meta = recorded_lines(recording.read(args[at + 1]), realtime=realtime)
+        del args[at : at + 2]
     if len(args) != 1:
         print(
-            "usage: python -m adaptertest.acpreplay RECORDING [--wait SECONDS] [--realtime] "
-            "[--record-argv FILE]",
+            "usage: python -m adaptertest.acpreplay RECORDING [--meta RECORDING] "
+            "[--wait SECONDS] [--realtime] [--record-argv FILE]",
             file=sys.stderr,
         )
         return 2
@@ -294,7 +336,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     lines = recorded_lines(rec, realtime=realtime)
     # Output that ends inside a line ends there: the agent is gone mid-message.
     whole = not lines or lines[-1].data.endswith(b"\n")
-    missing = play_lines(lines, sys.stdin, write, wait=wait, until_closed=whole)
+    missing = play_lines(lines, sys.stdin, write, wait=wait, until_closed=whole, meta=meta)
     if missing:
         print(f"acpreplay: the replay diverged: waited {wait:g} s for {missing}", file=sys.stderr)
         return DIVERGED
