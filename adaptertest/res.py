@@ -339,7 +339,7 @@ def _resume_mismatched(ctx: ProbeContext, binding: ModelBinding, values: dict[st
             }
         )
         before = len(stage.emulator.requests)
-        result = stage.run(driver, request, (clause,), label="the mismatched resume")
+        result = stage.run(driver, request, (clause,), label="the mismatched resume", refusal=True)
         if result is None:
             return
         after = len(stage.emulator.requests)
