@@ -6,9 +6,11 @@ taking a :class:`ModelEndpoint` and returning a driver pointed at it. For each s
 the engine (a :class:`Stage`) starts a model-API emulator serving the scenario's file
 from ``adaptertest/scenarios/``, makes a fresh home and workspace, puts a fresh marker
 in the endpoint's environment (:data:`SCENARIO_MARKER_VARIABLE`), builds the driver from
-the binding, runs the scenario's request(s) with a recording sink, and hands the family
-module everything to judge: the run, the stream, the transcript and the emulator's
-request log. When the stage closes it judges PRC-01 from the process table (every
+the binding, runs the scenario's request(s) with a recording sink, judges each run by
+the rules every run obeys (:func:`judge_run_rules`: the live run's checks, reported under
+the scenario's clause), and hands the family module everything to judge: the run, the
+stream, the transcript and the emulator's request log. When the stage closes it judges
+PRC-01 from the process table (every
 process still carrying the marker), ends whatever is left, stops the emulator and
 removes the folders.
 
