@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from adaptertest import ClauseStatus, ModelBinding, Options, ToolShape, check_driver
@@ -15,12 +16,24 @@ from adaptertest.clauses import CLAUSES, SCENARIO_PROBES, Mode
 from adaptertest.dln import verify_cancelled, verify_timed_out
 from adaptertest.emulator import Scenario, ToolCall, Turn
 from adaptertest.emulator._roles import RoleError, offered_tools, resolve_roles
+from adaptertest.evt import verify_stream_sequence
 from adaptertest.flt import PERSISTENT_FAULTS, is_protocol_dump, verify_persistent_fault
 from adaptertest.inp import LARGE_PROMPT_BYTES, large_prompt, verify_nul_refused
-from adaptertest.liv import LiveRun
+from adaptertest.liv import LiveRun, late_violations
 from adaptertest.out import LARGE_ANSWER_BYTES, large_answer
+from adaptertest.res import child_run
+from adaptertest.run import verify_run_events, verify_transcript_mirror
+from adaptertest.sink import RecordingSink
 from adaptertest.tol import pairing
-from driver import Checkpoint, FailureCode, Response, RunFailure, TranscriptItem, TranscriptKind
+from driver import (
+    Checkpoint,
+    FailureCode,
+    Request,
+    Response,
+    RunFailure,
+    TranscriptItem,
+    TranscriptKind,
+)
 from referencedriver import ReferenceDriver
 from referencedriver._conformance import driver_for_endpoint as _reference_for
 
@@ -326,3 +339,35 @@ def test_the_report_names_the_bindings_protocol_and_what_it_cannot_do() -> None:
     report = check_driver(ReferenceDriver, Options(model_binding=binding), only=["DRV-01"])
     assert report.run is not None
     assert report.run.options["model_binding"] == "gemini; cannot: INP-01, TOL-02"
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_a_run_in_a_new_interpreter_comes_back_judgeable_as_it_was(backend: str) -> None:
+    """RES-02's second run crosses as JSON; what comes back must judge as the run would
+    have in this process: a legal stream and a transcript mirror that still holds."""
+    sink = RecordingSink()
+    request = Request(run_id="child", prompt="Reply with exactly: OK", streaming=True)
+
+    async def go() -> Response:
+        return await ReferenceDriver().run(request, sink)
+
+    response = anyio.run(go, backend=backend)
+    reply = json.loads(
+        json.dumps(
+            {
+                "events": [e.model_dump(mode="json") for e in sink.events],
+                "stream": [p.model_dump(mode="json") for p in sink.stream],
+                "late": 2,
+                "timed_out": False,
+            }
+        )
+    )
+    back = Response.model_validate(json.loads(json.dumps(response.model_dump(mode="json"))))
+    ran = child_run(reply, back)
+    assert len(ran.stream) == len(sink.stream) > 0
+    assert verify_stream_sequence(ran.stream) == []
+    assert verify_run_events(ran.events) == []
+    assert verify_transcript_mirror(ran.events_now, back.transcript) == []
+    assert [v.clause for v in late_violations(ran)] == ["EVT-02"]
+    assert not ran.timed_out
+    assert not ran.wrong_type
