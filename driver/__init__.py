@@ -9,6 +9,7 @@ re-exported here.
 
 from __future__ import annotations
 
+from driver.asking import HostAnswer, ask_host
 from driver.config import (
     CommonConfig,
     WorkspaceRuntimeConfig,
@@ -298,6 +299,7 @@ __all__ = [
     "HookMatcherSyntax",
     "HookPayload",
     "HookSpec",
+    "HostAnswer",
     "HumanDecisionFailure",
     "HumanDecisionKind",
     "HumanDecisionMode",
@@ -416,6 +418,7 @@ __all__ = [
     "WorkspaceStrategyType",
     "append_fingerprint_differs",
     "append_system_prompt_fingerprint",
+    "ask_host",
     "canonical_session_config_fingerprint",
     "check_append_system_prompt",
     "decision_mode",

@@ -7,7 +7,8 @@ timeouts and retries, and answers with a :class:`DecisionResponse`.
 
 from __future__ import annotations
 
-from datetime import timedelta
+import copy
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -247,3 +248,26 @@ class HITLResolvedPayload(SPIModel):
     answer: dict[str, Any] = Field(default_factory=dict)
     resolved_at: Timestamp | None = None
     latency: timedelta = timedelta(0)
+
+    @classmethod
+    def for_response(
+        cls,
+        request: DecisionRequest,
+        response: DecisionResponse,
+        *,
+        resolved_at: datetime,
+        latency: timedelta,
+    ) -> HITLResolvedPayload:
+        """The body closing ``request`` with ``response``: the request's identity and
+        attempt, the response's result, choice and answer (copied)."""
+        return cls(
+            request_id=request.request_id,
+            kind=request.kind,
+            source=request.source,
+            retry_attempt=request.retry_attempt,
+            result=response.result,
+            choice=response.choice,
+            answer=copy.deepcopy(response.answer),
+            resolved_at=resolved_at,
+            latency=max(latency, timedelta(0)),
+        )

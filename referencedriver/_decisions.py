@@ -11,31 +11,25 @@ policy's timeout, announcing the decision with ``hitl.requested`` and closing it
 
 from __future__ import annotations
 
-import math
 import shlex
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-import anyio
-
 from driver import (
     DecisionCapableSink,
     DecisionChoice,
     DecisionRequest,
-    DecisionResponse,
     DecisionResult,
     EventSink,
     FailureAction,
-    HITLRequestedPayload,
-    HITLResolvedPayload,
     HumanDecisionKind,
     HumanDecisionMode,
     HumanDecisionPolicy,
     QuestionMode,
-    StreamKind,
     StreamPayload,
+    ask_host,
     decision_mode,
     effective_human_decision_policy,
 )
@@ -151,49 +145,8 @@ async def decide(
         created_at=created,
         deadline=created + effective.timeout if seconds > 0 else None,
     )
-    emit(
-        StreamPayload(
-            kind=StreamKind.HITL_REQUESTED,
-            tool_call_id=tool_call_id,
-            hitl_requested=HITLRequestedPayload.for_request(request),
-        )
-    )
-    response: DecisionResponse | None = None
-    with anyio.move_on_after(seconds if seconds > 0 else math.inf):
-        try:
-            response = await sink.request_decision(request.model_copy(deep=True))
-        except Exception:  # noqa: BLE001 - a raising host aborts the decision (SPI)
-            response = DecisionResponse(
-                request_id=request.request_id, result=DecisionResult.ABORTED
-            )
-    result = _result(response)
-    resolved = datetime.now(UTC)
-    emit(
-        StreamPayload(
-            kind=StreamKind.HITL_RESOLVED,
-            tool_call_id=tool_call_id,
-            hitl_resolved=HITLResolvedPayload(
-                request_id=request.request_id,
-                kind=request.kind,
-                source=request.source,
-                result=result,
-                choice="" if response is None else response.choice,
-                answer={} if response is None else dict(response.answer),
-                resolved_at=resolved,
-                latency=resolved - created,
-            ),
-        )
-    )
-    text = "" if response is None else response.text
-    return Decision(result, text, request)
-
-
-def _result(response: DecisionResponse | None) -> DecisionResult:
-    if response is None:
-        return DecisionResult.TIMED_OUT
-    if response.result == "":
-        return DecisionResult.ABORTED
-    return DecisionResult(response.result)
+    answer = await ask_host(sink, request, policy, emit)
+    return Decision(answer.result, answer.response.text, request)
 
 
 def _choices(kind: HumanDecisionKind) -> list[DecisionChoice]:

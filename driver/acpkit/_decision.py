@@ -15,14 +15,12 @@ The effective policy (:func:`driver.effective_human_decision_policy`) decides:
 
 from __future__ import annotations
 
-import math
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
-import anyio
 from acp import schema
 
 from driver import (
@@ -34,15 +32,13 @@ from driver import (
     EventSink,
     FailureAction,
     FailureCode,
-    HITLRequestedPayload,
-    HITLResolvedPayload,
     HumanDecisionFailure,
     HumanDecisionKind,
     HumanDecisionMode,
     Request,
     RunFailure,
-    StreamKind,
     StreamPayload,
+    ask_host,
     effective_human_decision_policy,
 )
 
@@ -112,48 +108,6 @@ Emit = Callable[[StreamPayload], None]
 """Where the ``hitl.requested`` / ``hitl.resolved`` payloads of a decision go."""
 
 
-async def _ask(
-    sink: DecisionCapableSink, asked: DecisionRequest, timeout: timedelta, emit: Emit
-) -> DecisionResponse:
-    """The host's answer, or ``timed_out`` once the policy's timeout passed (a negative
-    one never does): the driver does not rely on the sink to keep the deadline. The
-    decision is announced by ``hitl.requested`` before the sink is asked and closed by
-    ``hitl.resolved`` once the call ended (a cancelled run ends without it)."""
-    seconds = timeout.total_seconds()
-    emit(
-        StreamPayload(
-            kind=StreamKind.HITL_REQUESTED,
-            tool_call_id=asked.tool_call_id,
-            hitl_requested=HITLRequestedPayload.for_request(asked),
-        )
-    )
-    started = anyio.current_time()
-    response = DecisionResponse(result=DecisionResult.TIMED_OUT)
-    with anyio.move_on_after(seconds if seconds >= 0 else math.inf):
-        try:
-            response = await sink.request_decision(asked)
-        except Exception:  # noqa: BLE001 - H5: an error means the decision was aborted
-            response = DecisionResponse(result=DecisionResult.ABORTED)
-    emit(
-        StreamPayload(
-            kind=StreamKind.HITL_RESOLVED,
-            tool_call_id=asked.tool_call_id,
-            hitl_resolved=HITLResolvedPayload(
-                request_id=asked.request_id,
-                kind=asked.kind,
-                source=asked.source,
-                retry_attempt=asked.retry_attempt,
-                result=response.result,
-                choice=response.choice,
-                answer=response.answer,
-                resolved_at=datetime.now(UTC),
-                latency=timedelta(seconds=anyio.current_time() - started),
-            ),
-        )
-    )
-    return response
-
-
 async def decide_permission(
     request: Request,
     sink: EventSink,
@@ -180,7 +134,7 @@ async def decide_permission(
                     "deadline": now + policy.timeout if seconds > 0 else None,
                 }
             )
-            response = await _ask(sink, asked, policy.timeout, emit)
+            response = (await ask_host(sink, asked, policy, emit)).response
         result = response.result
         picked_allow = any(o.option_id == response.choice and o.kind in _ALLOW for o in options)
         if result == DecisionResult.APPROVED or (

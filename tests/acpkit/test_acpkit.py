@@ -296,8 +296,11 @@ async def test_cancelling_while_a_decision_waits_answers_the_agent_cancelled(
             group.cancel_scope.cancel()
     assert anyio.current_time() - cancelled_at < 15  # the answer, then closing the agent
     assert sink.ended == 1
-    hitl = [p.kind for p in sink.stream if p.kind.startswith("hitl.")]
-    assert hitl == ["hitl.requested"]  # the wait was cut: nothing resolved it
+    hitl = [p for p in sink.stream if p.kind.startswith("hitl.")]
+    # The wait was cut: the request is closed as aborted, before the terminal.
+    assert [p.kind for p in hitl] == ["hitl.requested", "hitl.resolved"]
+    assert hitl[-1].hitl_resolved is not None
+    assert hitl[-1].hitl_resolved.result == DecisionResult.ABORTED
     assert sink.stream[-1].kind == StreamKind.RUN_ERROR
     wire = b"".join(e.chunk for e in sink.events if e.type == RunEventType.CHUNK)
     # The agent was told the request was cancelled: it said so before it ended the turn.

@@ -29,7 +29,6 @@ asks, aborts the run with ``agent_error``.
 from __future__ import annotations
 
 import json
-import math
 import secrets
 from collections import deque
 from dataclasses import dataclass
@@ -48,18 +47,15 @@ from driver import (
     EventSink,
     FailureAction,
     FailureCode,
-    HITLRequestedPayload,
-    HITLResolvedPayload,
     HumanDecisionFailure,
     HumanDecisionKind,
     HumanDecisionMode,
     HumanDecisionPolicy,
     QuestionMode,
     RunFailure,
-    StreamKind,
-    StreamPayload,
     TranscriptItem,
     TranscriptKind,
+    ask_host,
     decision_mode,
     effective_human_decision_policy,
 )
@@ -284,11 +280,18 @@ class ControlChannel:
         attempt = 0
         while True:
             request = self._request(asked, attempt)
-            response = await self._ask(self._decider, request)
-            if response is None:
+            answer = await ask_host(self._decider, request, self._policy, self._out.stream)
+            if answer.error is not None:
+                self._out.item(
+                    TranscriptItem(
+                        kind=TranscriptKind.SYSTEM,
+                        subtype="decision_aborted",
+                        text=f"request_decision raised {type(answer.error).__name__}",
+                    )
+                )
                 await self._abort(asked, f"the decision about {asked.tool_name} was aborted")
                 return
-            result = response.result or DecisionResult.ABORTED
+            response, result = answer.response, answer.result
             if result in (DecisionResult.APPROVED, DecisionResult.ANSWERED):
                 await self._write(_allow(asked.request_id, _answered(asked, response)))
                 return
@@ -346,68 +349,6 @@ class ControlChannel:
             created_at=created,
             deadline=created + timeout if timeout > timedelta(0) else None,
             retry_attempt=attempt,
-        )
-
-    async def _ask(
-        self, decider: DecisionCapableSink, request: DecisionRequest
-    ) -> DecisionResponse | None:
-        """Ask the host, between ``hitl.requested`` and ``hitl.resolved``; None: it raised.
-
-        The policy's deadline bounds the wait (a negative timeout never expires); the
-        response's result is then ``timed_out``.
-        """
-        self._out.stream(
-            StreamPayload(
-                kind=StreamKind.HITL_REQUESTED,
-                tool_call_id=request.tool_call_id,
-                hitl_requested=HITLRequestedPayload.for_request(request),
-            )
-        )
-        seconds = self._policy.timeout.total_seconds()
-        response: DecisionResponse | None = None
-        try:
-            with anyio.move_on_after(seconds if seconds > 0 else math.inf) as deadline:
-                response = await decider.request_decision(request.model_copy(deep=True))
-            if deadline.cancelled_caught:
-                response = DecisionResponse(
-                    request_id=request.request_id, result=DecisionResult.TIMED_OUT
-                )
-        except anyio.get_cancelled_exc_class():
-            self._resolved(request, DecisionResponse(result=DecisionResult.ABORTED))
-            raise
-        except Exception as exc:  # noqa: BLE001 - the SPI: a raising sink aborted the decision
-            self._resolved(request, DecisionResponse(result=DecisionResult.ABORTED))
-            self._out.item(
-                TranscriptItem(
-                    kind=TranscriptKind.SYSTEM,
-                    subtype="decision_aborted",
-                    text=f"request_decision raised {type(exc).__name__}",
-                )
-            )
-            return None
-        assert response is not None
-        self._resolved(request, response)
-        return response
-
-    def _resolved(self, request: DecisionRequest, response: DecisionResponse) -> None:
-        now = datetime.now(UTC)
-        created = request.created_at or now
-        self._out.stream(
-            StreamPayload(
-                kind=StreamKind.HITL_RESOLVED,
-                tool_call_id=request.tool_call_id,
-                hitl_resolved=HITLResolvedPayload(
-                    request_id=request.request_id,
-                    kind=request.kind,
-                    source=request.source,
-                    retry_attempt=request.retry_attempt,
-                    result=response.result or DecisionResult.ABORTED,
-                    choice=response.choice,
-                    answer=response.answer,
-                    resolved_at=now,
-                    latency=max(now - created, timedelta(0)),
-                ),
-            )
         )
 
     async def _refuse(
