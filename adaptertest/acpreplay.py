@@ -17,8 +17,11 @@ order, and before each one it waits for what the recorded agent was waiting for:
 The client's session is followed: when it answers a recorded ``session/new`` with a
 ``session/load`` of a stored session (a resume), the recorded session id is replaced by
 the loaded one in every later message, and the ``sessionId`` the recorded answer carried
-is left out. Once everything is played, the stand-in waits for the client to close its
-input and exits with the recorded status. A client that does not send an awaited message
+is left out. With ``--meta RECORDING``, a session the client opens (or loads) with
+``_meta`` (an agent's options for it, such as a native structured-output schema) is
+played from that recording instead, from its answer to the same request on. Once
+everything is played, the stand-in waits for the client to close its input and exits
+with the recorded status. A client that does not send an awaited message
 within ``--wait`` seconds (default 30) ends it with status 3 and a line on stderr saying
 which message it was waiting for.
 
@@ -120,23 +123,51 @@ def _rename(message: dict[str, Any], renames: dict[str, str]) -> dict[str, Any]:
     return renamed
 
 
-def play(messages: Sequence[dict[str, Any]], source: Any, sink: Any, *, wait: float) -> str:
-    """Play ``messages`` to ``sink`` against the client reading from ``source``; returns
-    ``""`` or what the client failed to send."""
-    client = _Client(source, wait)
-    renames: dict[str, str] = {}
-    awaited: list[object] = []  # per message: the id of the next recorded response
+def _awaited(messages: Sequence[dict[str, Any]]) -> list[object]:
+    """Per message: the id of the next recorded response (None after the last)."""
+    awaited: list[object] = []
     upcoming: object = None
     for message in reversed(messages):
         if "method" not in message and "id" in message:
             upcoming = message["id"]
         awaited.append(upcoming)
     awaited.reverse()
-    for message, request_id in zip(messages, awaited, strict=True):
-        message = _rename(message, renames)
+    return awaited
+
+
+def _opens_with_meta(asked: dict[str, Any]) -> bool:
+    params = asked.get("params")
+    opens = asked.get("method") in ("session/new", "session/load")
+    return opens and isinstance(params, dict) and bool(params.get("_meta"))
+
+
+def play(
+    messages: Sequence[dict[str, Any]],
+    source: Any,
+    sink: Any,
+    *,
+    wait: float,
+    meta: Sequence[dict[str, Any]] = (),
+) -> str:
+    """Play ``messages`` to ``sink`` against the client reading from ``source``; returns
+    ``""`` or what the client failed to send. ``meta`` answers a session opened with
+    ``_meta``, from its first message that waits for that request."""
+    client = _Client(source, wait)
+    renames: dict[str, str] = {}
+    script, awaited = list(messages), _awaited(messages)
+    switched = not meta
+    index = 0
+    while index < len(script):
+        message, request_id = _rename(script[index], renames), awaited[index]
         asked = client.request(request_id) if request_id is not None else {}
         if asked is None:
             return f"the client's request id {request_id!r}"
+        if not switched and _opens_with_meta(asked):
+            switched = True
+            script, awaited = list(meta), _awaited(meta)
+            index = awaited.index(request_id) if request_id in awaited else len(script)
+            continue
+        index += 1
         if "method" not in message and "id" in message:
             result = message.get("result")
             if asked.get("method") == "session/load" and isinstance(result, dict):
@@ -153,7 +184,7 @@ def play(messages: Sequence[dict[str, Any]], source: Any, sink: Any, *, wait: fl
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: ``RECORDING [--wait SECONDS] [-- ignored arguments]``."""
+    """Entry point: ``RECORDING [--meta RECORDING] [--wait SECONDS] [-- ignored arguments]``."""
     args = list(sys.argv[1:] if argv is None else argv)
     if "--" in args:
         args = args[: args.index("--")]
@@ -162,13 +193,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         at = args.index("--wait")
         wait = float(args[at + 1])
         del args[at : at + 2]
+    meta: list[dict[str, Any]] = []
+    if "--meta" in args:
+        at = args.index("--meta")
+        meta = recorded_messages(recording.read(args[at + 1]))
+        del args[at : at + 2]
     if len(args) != 1:
-        print("usage: python -m adaptertest.acpreplay RECORDING [--wait SECONDS]", file=sys.stderr)
+        usage = "usage: python -m adaptertest.acpreplay RECORDING [--meta RECORDING] [--wait S]"
+        print(usage, file=sys.stderr)
         return 2
     rec = recording.read(args[0])
     sys.stderr.buffer.write(rec.stderr)
     sys.stderr.flush()
-    missing = play(recorded_messages(rec), sys.stdin, sys.stdout, wait=wait)
+    missing = play(recorded_messages(rec), sys.stdin, sys.stdout, wait=wait, meta=meta)
     if missing:
         print(f"acpreplay: the replay diverged: waited {wait:g} s for {missing}", file=sys.stderr)
         return DIVERGED

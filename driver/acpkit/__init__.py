@@ -14,6 +14,8 @@ policy. docs/acp.md has the mapping, the modes and each agent's setup.
 - ``_agent.py``: one agent process and the client side of its connection.
 - ``_mapping.py``: updates to payloads and items; usage.
 - ``_decision.py``: permission requests and the human-decision policy.
+- ``_structured.py``: :class:`StructuredOutputExtension`, an agent's native structured
+  output through ACP's extension points.
 - ``_driver.py``: :class:`ACPDriver`.
 """
 
@@ -33,6 +35,7 @@ from driver.acpkit._config import DEFAULT_CLOSE_GRACE, ACPConfig
 from driver.acpkit._decision import PermissionOutcome, decide_permission
 from driver.acpkit._driver import CANCEL_GRACE, ACPDriver
 from driver.acpkit._mapping import TurnMapper, acp_usage, content_text
+from driver.acpkit._structured import StructuredOutputExtension
 
 __all__ = [
     "CANCEL_GRACE",
@@ -41,6 +44,7 @@ __all__ = [
     "ACPConfig",
     "ACPDriver",
     "PermissionOutcome",
+    "StructuredOutputExtension",
     "TurnMapper",
     "acp_usage",
     "content_text",

@@ -30,6 +30,7 @@ from driver.clikit._proctable import RUN_MARKER_VARIABLE, end_marked, new_marker
 __all__ = [
     "PROTOCOL_VERSION",
     "AgentProcess",
+    "ExtNotice",
     "PermissionAsk",
     "SessionUpdate",
     "StderrChunk",
@@ -50,6 +51,15 @@ class SessionUpdate:
     """A ``session/update`` notification for the attached session."""
 
     update: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ExtNotice:
+    """An extension notification for the attached session: its method as the SDK names it
+    (without the leading underscore) and its params."""
+
+    method: str
+    params: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +122,10 @@ class _Client:
         raise acp.RequestError.method_not_found(method)
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
-        return None
+        session_id = params.get("sessionId")
+        inbox = self._owner.attached(session_id) if isinstance(session_id, str) else None
+        if inbox is not None:
+            inbox.put(ExtNotice(method, params))
 
     def on_connect(self, conn: Any) -> None:
         return None
@@ -142,8 +155,9 @@ class AgentProcess:
         self._close_grace = close_grace
         self._owner = owner
         self._routes: dict[str, Inbox] = {}
-        self.sessions: set[str] = set()
-        """Sessions this process created or loaded (they need no ``session/load``)."""
+        self.sessions: dict[str, str] = {}
+        """Sessions this process created or loaded (they need no ``session/load``), each
+        with the ``_meta`` it was opened with as JSON text (``""`` for none)."""
         self.stderr = StderrKeeper(STDERR_KEEP)
         self.pid = 0
         self.initialized: schema.InitializeResponse | None = None

@@ -32,6 +32,7 @@ from driver import (
     ModelInfo,
     ObservationCapability,
     ObservationSupport,
+    OutputSchema,
     ProcessCapability,
     RawStreams,
     Request,
@@ -46,6 +47,9 @@ from driver import (
     StreamCapability,
     StreamKind,
     StreamPayload,
+    StructuredOutput,
+    StructuredOutputCapability,
+    StructuredOutputInvalidPolicy,
     StructuredOutputSource,
     StructuredOutputUnsupportedError,
     TranscriptItem,
@@ -54,12 +58,26 @@ from driver import (
     WorkspaceCapability,
     check_append_system_prompt,
 )
-from driver.acpkit._agent import AgentProcess, PermissionAsk, SessionUpdate, StderrChunk, WireLine
+from driver.acpkit._agent import (
+    AgentProcess,
+    ExtNotice,
+    PermissionAsk,
+    SessionUpdate,
+    StderrChunk,
+    WireLine,
+)
 from driver.acpkit._bridge import Inbox, LoopThread
 from driver.acpkit._config import ACPConfig
 from driver.acpkit._decision import decide_permission
 from driver.acpkit._mapping import TurnMapper, acp_usage
-from driver.clikit import ProgramDriver, RunOutput, cli_config_schema
+from driver.acpkit._structured import StructuredOutputExtension
+from driver.clikit import (
+    ProgramDriver,
+    RunOutput,
+    cli_config_schema,
+    judge_structured,
+    native_schema,
+)
 from driver.clikit._turn import check_guard
 
 __all__ = ["CANCEL_GRACE", "ACPDriver"]
@@ -75,6 +93,11 @@ _STOP_FAILURES = {
     "cancelled": "the agent cancelled the turn on its own (stop reason cancelled)",
 }
 
+
+_NO_LOAD_CHANGE = (
+    "cannot switch the session between structured and plain answers (or to another schema): "
+    "the agent does not declare loadSession, which reopens a session with new options"
+)
 
 _CANCELLED = schema.RequestPermissionResponse(outcome=schema.DeniedOutcome(outcome="cancelled"))
 
@@ -113,6 +136,10 @@ class _TurnState:
     cancel_sent: bool = False
     output: str = ""
     usage: Usage | None = None
+    extension: StructuredOutputExtension | None = None
+    """Reads the structured answer from extension notifications (a structured run)."""
+    structured_json: str | None = None
+    """The structured answer's JSON text, once an extension notification brought it."""
 
 
 class ACPDriver(ProgramDriver[ACPConfig]):
@@ -136,16 +163,21 @@ class ACPDriver(ProgramDriver[ACPConfig]):
     )
     config_type: ClassVar[type[ACPConfig]] = ACPConfig
 
-    def __init__(self, config: ACPConfig) -> None:
-        """``config`` names the agent's command: there is no default agent."""
+    def __init__(
+        self, config: ACPConfig, *, structured: StructuredOutputExtension | None = None
+    ) -> None:
+        """``config`` names the agent's command: there is no default agent. ``structured``
+        is the agent's native structured output, for an agent that has one."""
         super().__init__(self.config_type, config)
         self._shared = _Shared()
+        self._structured = structured
 
     # -- declarations ---------------------------------------------------------------------
 
     def descriptor(self) -> Descriptor:
         """Resume (the ACP session id), workspaces, permission decisions in every mode,
-        the process mode of the config; no structured output, system prompt, skills or MCP."""
+        the process mode of the config, native structured output when the driver was given
+        the agent's extension; no system prompt, skills or MCP."""
         support = HumanDecisionSupport(ask=True, auto_approve=True, auto_reject=True, retry=True)
         return Descriptor(
             type=self.driver_type,
@@ -165,6 +197,18 @@ class ACPDriver(ProgramDriver[ACPConfig]):
             observation=ObservationCapability(
                 streaming=ObservationSupport(todos=self.declares_todos)
             ),
+            structured_output=self._structured_capability(),
+        )
+
+    def _structured_capability(self) -> StructuredOutputCapability:
+        extension = self._structured
+        if extension is None:
+            return StructuredOutputCapability()
+        return StructuredOutputCapability(
+            json_schema_native=True,
+            works_with_run=True,
+            works_with_streaming=True,
+            notes=extension.notes,
         )
 
     def _new_agent(self, config: ACPConfig, cwd: str, owner: Inbox | None) -> AgentProcess:
@@ -217,10 +261,8 @@ class ACPDriver(ProgramDriver[ACPConfig]):
         captured config."""
         await anyio.lowlevel.checkpoint()
         config = self._config_for(request.config)
-        if request.structured_output_source == StructuredOutputSource.NATIVE:
-            raise StructuredOutputUnsupportedError(
-                self.driver_type, "ACP has no native structured output"
-            )
+        wanted = self._native_schema(request)
+        meta = self._structured.session_meta(wanted) if self._structured and wanted else {}
         # ACP version 1 has no way to append to an agent's system prompt.
         check_append_system_prompt(self.driver_type, request.append_system_prompt, supported=False)
         _refuse_nul_prompt(self.driver_type, request.prompt)
@@ -252,7 +294,7 @@ class ACPDriver(ProgramDriver[ACPConfig]):
         )
         out.stream(StreamPayload(kind=StreamKind.RUN_STARTED))
         inbox = Inbox()
-        turn = _TurnState()
+        turn = _TurnState(extension=self._structured if wanted is not None else None)
         if config.persistent:
             thread = self._shared.loop_thread()
             owned: AgentProcess | None = None
@@ -280,7 +322,7 @@ class ACPDriver(ProgramDriver[ACPConfig]):
                 except OSError as exc:
                     self._not_started(out, config, model, exc)
                 if turn.failure is None and agent is not None:
-                    session_id = await self._open_session(thread, agent, resume_id, cwd, turn)
+                    session_id = await self._open_session(thread, agent, resume_id, cwd, meta, turn)
             if startup.cancelled_caught and turn.failure is None:
                 turn.timed_out = True
                 turn.failure = RunFailure(
@@ -307,6 +349,19 @@ class ACPDriver(ProgramDriver[ACPConfig]):
             _drain(inbox, out, turn)
         return self._response(request, out, turn, agent, owned, guard, session_id, model)
 
+    def _native_schema(self, request: Request) -> OutputSchema | None:
+        """The schema of a native structured run, else None; refused before launch when
+        the agent has no native mechanism (``StructuredOutputUnsupportedError``) or the
+        schema is unusable (``InvalidOutputSchemaError``)."""
+        if request.structured_output_source != StructuredOutputSource.NATIVE:
+            return None
+        if self._structured is None:
+            raise StructuredOutputUnsupportedError(
+                self.driver_type,
+                "ACP version 1 has no structured output and this agent offers no extension for it",
+            )
+        return native_schema(request)
+
     def _not_started(
         self, out: RunOutput, config: ACPConfig, model: str, error: OSError
     ) -> NoReturn:
@@ -325,23 +380,37 @@ class ACPDriver(ProgramDriver[ACPConfig]):
         raise RunError(failure.message, response=response) from error
 
     async def _open_session(
-        self, thread: LoopThread, agent: AgentProcess, resume_id: str, cwd: str, turn: _TurnState
+        self,
+        thread: LoopThread,
+        agent: AgentProcess,
+        resume_id: str,
+        cwd: str,
+        meta: dict[str, object],
+        turn: _TurnState,
     ) -> str:
-        """The run's session: a known one as it is, a stored one loaded, else a new one."""
+        """The run's session: a known one as it is, a stored one loaded, else a new one.
+
+        A known session opened with other ``_meta`` (a structured run after a plain one,
+        another schema) is loaded again with the run's, which an agent that takes options
+        there applies to the session from then on.
+        """
         try:
-            if resume_id and resume_id in agent.sessions:
+            known = agent.sessions.get(resume_id) if resume_id else None
+            if known is not None and known == _meta_key(meta):
                 return resume_id
             if resume_id:
                 if not agent.load_session:
                     turn.failure = RunFailure(
                         code=FailureCode.AGENT_ERROR,
-                        message="cannot resume: the agent does not declare loadSession, so a "
+                        message=_NO_LOAD_CHANGE
+                        if known is not None
+                        else "cannot resume: the agent does not declare loadSession, so a "
                         "session of an earlier process cannot be loaded; start a new session",
                     )
                     return resume_id
-                await thread.call(_load(agent, resume_id, cwd))
+                await thread.call(_load(agent, resume_id, cwd, meta))
                 return resume_id
-            return await thread.call(_new(agent, cwd))
+            return await thread.call(_new(agent, cwd, meta))
         except (acp.RequestError, ConnectionError) as exc:
             turn.failure = _agent_failure(
                 "session/load" if resume_id else "session/new", exc, agent
@@ -461,7 +530,9 @@ class ACPDriver(ProgramDriver[ACPConfig]):
         session_id: str,
         model: str,
     ) -> Response:
-        """Close the stream and describe the run; a success carries its session."""
+        """Close the stream and describe the run; a success carries its session, a
+        structured run its judged answer."""
+        structured, turn.failure = _judge(request.output_schema, turn)
         metadata = {"acp.session_id": session_id} if session_id else {}
         if turn.response is not None:
             metadata["stop_reason"] = turn.response.stop_reason
@@ -485,8 +556,10 @@ class ACPDriver(ProgramDriver[ACPConfig]):
             )
         else:
             _record_failure(out, failure)
+        # A structured turn may end with no text: its answer is the structured value.
+        output = turn.output or (structured.raw_json if structured is not None else "")
         return Response(
-            output=turn.output,
+            output=output,
             raw_streams=RawStreams(stdout=bytes(turn.stdout), stderr=bytes(turn.stderr)),
             transcript=out.transcript,
             timed_out=turn.timed_out,
@@ -495,6 +568,7 @@ class ACPDriver(ProgramDriver[ACPConfig]):
             provider=self.driver_type,
             model=model,
             summary=failure.message if failure is not None else f"{self.driver_type} run succeeded",
+            structured_output=structured,
             failure=failure,
             metadata=metadata,
         )
@@ -503,17 +577,21 @@ class ACPDriver(ProgramDriver[ACPConfig]):
 # -- on the loop thread ------------------------------------------------------------------
 
 
-async def _new(agent: AgentProcess, cwd: str) -> str:
-    answer = await agent.connection().new_session(cwd=cwd, mcp_servers=[])
+def _meta_key(meta: dict[str, object]) -> str:
+    return json.dumps(meta, sort_keys=True, separators=(",", ":")) if meta else ""
+
+
+async def _new(agent: AgentProcess, cwd: str, meta: dict[str, object]) -> str:
+    answer = await agent.connection().new_session(cwd=cwd, mcp_servers=[], **meta)
     session_id: str = answer.session_id
-    agent.sessions.add(session_id)
+    agent.sessions[session_id] = _meta_key(meta)
     return session_id
 
 
-async def _load(agent: AgentProcess, session_id: str, cwd: str) -> None:
+async def _load(agent: AgentProcess, session_id: str, cwd: str, meta: dict[str, object]) -> None:
     # The history the agent replays goes nowhere: no run is attached to it yet.
-    await agent.connection().load_session(cwd=cwd, session_id=session_id, mcp_servers=[])
-    agent.sessions.add(session_id)
+    await agent.connection().load_session(cwd=cwd, session_id=session_id, mcp_servers=[], **meta)
+    agent.sessions[session_id] = _meta_key(meta)
 
 
 async def _prompt(
@@ -560,6 +638,34 @@ def _take(item: object, out: RunOutput, mapper: TurnMapper | None, turn: _TurnSt
         out.chunk("stderr", item.data)
     elif isinstance(item, SessionUpdate) and mapper is not None:
         mapper.apply(item.update)
+    elif isinstance(item, ExtNotice) and turn.extension is not None:
+        found = turn.extension.structured_json(item.method, item.params)
+        if found is not None:
+            turn.structured_json = found
+
+
+def _judge(
+    wanted: OutputSchema | None, turn: _TurnState
+) -> tuple[StructuredOutput | None, RunFailure | None]:
+    """A structured run's answer, validated against its schema: a missing or invalid one
+    fails a run that otherwise succeeded (unless the request takes it as it is)."""
+    failure = turn.failure
+    if turn.extension is None or wanted is None:
+        return None, failure
+    judged = judge_structured(wanted.schema_document, turn.structured_json)
+    message = "the structured answer does not match the output schema: "
+    if turn.structured_json is None:
+        missing = "the agent ended its turn without a structured answer"
+        judged = judged.model_copy(update={"validation_errors": [missing]})
+        message = ""
+    lenient = wanted.on_invalid == StructuredOutputInvalidPolicy.RETURN_INVALID
+    if failure is None and not judged.valid and not lenient:
+        failure = RunFailure(
+            code=FailureCode.AGENT_ERROR,
+            message=message + "; ".join(judged.validation_errors[:3]),
+            metadata={"structured_output": "invalid"},
+        )
+    return judged, failure
 
 
 def _drain(inbox: Inbox, out: RunOutput, turn: _TurnState) -> None:

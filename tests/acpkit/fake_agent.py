@@ -1,7 +1,9 @@
 """A scripted ACP agent on the SDK's agent side, for the driver's hermetic tests.
 
 The prompt's first word picks the behaviour (see ``Agent.prompt``); anything else
-answers ``OK`` in two chunks after a thought, with token usage.
+answers ``OK`` in two chunks after a thought, with token usage. A session opened with
+``_meta.fake`` answers ``answer <json>`` with the ``_fake/answer`` extension
+notification (a stand-in for an agent's native structured output).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ class FakeAgent:
         self._history: dict[str, list[str]] = {}
         self._cancelled: dict[str, asyncio.Event] = {}
         self._files: dict[str, Path] = {}
+        self._meta: dict[str, Any] = {}
+        self._opened: dict[str, int] = {}
 
     def on_connect(self, conn: Any) -> None:
         self._conn = conn
@@ -34,7 +38,9 @@ class FakeAgent:
             await asyncio.Event().wait()
         return schema.InitializeResponse(
             protocol_version=acp.PROTOCOL_VERSION,
-            agent_capabilities=schema.AgentCapabilities(load_session=True),
+            agent_capabilities=schema.AgentCapabilities(
+                load_session=not os.environ.get("FAKE_AGENT_NO_LOAD")
+            ),
             agent_info=schema.Implementation(name="fake-agent", version="1.0.0"),
         )
 
@@ -42,7 +48,12 @@ class FakeAgent:
         session_id = f"s-{uuid.uuid4().hex[:8]}"
         self._history[session_id] = []
         self._files[session_id] = Path(cwd) / f".fake-agent-{session_id}.json"
+        self._opened_with(session_id, kwargs)
         return schema.NewSessionResponse(session_id=session_id)
+
+    def _opened_with(self, session_id: str, meta: dict[str, Any]) -> None:
+        self._meta[session_id] = meta.get("fake")
+        self._opened[session_id] = self._opened.get(session_id, 0) + 1
 
     async def load_session(self, cwd: str, session_id: str, **kwargs: Any) -> None:
         """Sessions are kept in files under their cwd, so another process can load them;
@@ -51,6 +62,7 @@ class FakeAgent:
         if not path.is_file():
             raise acp.RequestError(-32603, f"no session {session_id}")
         self._files[session_id] = path
+        self._opened_with(session_id, kwargs)
         self._history[session_id] = json.loads(path.read_text())
         for text in self._history[session_id]:
             await self._say(session_id, acp.update_user_message_text(text))
@@ -90,6 +102,16 @@ class FakeAgent:
             return schema.PromptResponse(stop_reason="refusal")
         if word == "pid":
             await say(acp.update_agent_message_text(str(os.getpid())))
+            return schema.PromptResponse(stop_reason="end_turn")
+        if word == "answer":  # the JSON after the word, if the session was opened for it
+            value = text.partition(" ")[2]
+            if self._meta.get(session_id) is not None and value:
+                answer = {"sessionId": session_id, "value": json.loads(value)}
+                await self._conn.ext_notification("fake/answer", answer)
+            return schema.PromptResponse(stop_reason="end_turn")
+        if word == "meta":  # how the session was last opened, and how often
+            opened = {"meta": self._meta.get(session_id), "opened": self._opened.get(session_id)}
+            await say(acp.update_agent_message_text(json.dumps(opened, sort_keys=True)))
             return schema.PromptResponse(stop_reason="end_turn")
         if word == "history":
             await say(acp.update_agent_message_text(str(len(self._history[session_id]))))

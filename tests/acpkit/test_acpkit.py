@@ -4,15 +4,20 @@ modes, on asyncio and trio."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import sys
+from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
+from typing import Any, Literal
 
 import anyio
 import pytest
 
 from adaptertest import RecordingSink
+from adaptertest.so import verify_structured_output_descriptor
 from driver import (
     DecisionRequest,
     DecisionResponse,
@@ -21,13 +26,20 @@ from driver import (
     FailureCode,
     HumanDecisionMode,
     HumanDecisionPolicy,
+    InvalidOutputSchemaError,
     ObservationDemand,
+    OutputFormat,
+    OutputSchema,
     Request,
     Response,
     RunEventType,
     RunPolicy,
     SessionContext,
     StreamKind,
+    StructuredOutput,
+    StructuredOutputInvalidPolicy,
+    StructuredOutputSource,
+    StructuredOutputUnsupportedError,
     TodoStatus,
     TranscriptKind,
 )
@@ -582,3 +594,163 @@ def test_an_errors_details_with_a_status_and_json_body_are_told_not_dumped(
     from driver.acpkit._driver import _details_text
 
     assert _details_text(details) == expected
+
+
+# -- native structured output through an agent's extension ---------------------------------
+
+PROBE_SCHEMA = '{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}'
+
+
+class FakeStructured:
+    """The fake agent's stand-in mechanism: the schema in ``_meta.fake``, the answer in
+    the ``_fake/answer`` notification."""
+
+    notes = "the fake agent's _fake/answer"
+
+    def session_meta(self, schema: OutputSchema) -> dict[str, Any]:
+        return {"fake": {"schema": json.loads(schema.schema_document)}}
+
+    def structured_json(self, method: str, params: Mapping[str, Any]) -> str | None:
+        return json.dumps(params["value"]) if method == "fake/answer" else None
+
+
+def structured_driver(tmp_path: Path, **fields: object) -> ACPDriver:
+    return ACPDriver(config(tmp_path, **fields), structured=FakeStructured())
+
+
+def native(
+    on_invalid: StructuredOutputInvalidPolicy | Literal[""] = "", document: str = PROBE_SCHEMA
+) -> dict[str, Any]:
+    """The request fields of a native structured run."""
+    schema = OutputSchema(
+        format=OutputFormat.JSON_SCHEMA, schema_document=document, on_invalid=on_invalid
+    )
+    return {"structured_output_source": StructuredOutputSource.NATIVE, "output_schema": schema}
+
+
+@pytest.mark.anyio
+async def test_without_an_extension_a_native_request_is_refused_before_launch(
+    tmp_path: Path,
+) -> None:
+    driver = ACPDriver(config(tmp_path, command=(str(tmp_path / "missing-agent"),)))
+    assert not driver.descriptor().structured_output.json_schema_native
+    sink = RecordingSink()
+    with pytest.raises(StructuredOutputUnsupportedError, match="no extension"):
+        await run(driver, "answer {}", sink, **native())
+    assert not sink.stream
+    assert not sink.events
+
+
+@pytest.mark.anyio
+async def test_an_unusable_schema_is_refused_before_launch(tmp_path: Path) -> None:
+    sink = RecordingSink()
+    driver = structured_driver(tmp_path, command=(str(tmp_path / "missing-agent"),))
+    with pytest.raises(InvalidOutputSchemaError):
+        await run(driver, "answer {}", sink, **native(document='{"type": 3}'))
+    assert not sink.stream
+
+
+@pytest.mark.anyio
+async def test_the_extensions_answer_is_the_validated_structured_output(tmp_path: Path) -> None:
+    driver = structured_driver(tmp_path)
+    capability = driver.descriptor().structured_output
+    assert capability.json_schema_native
+    assert capability.works_with_run
+    assert capability.notes == FakeStructured.notes
+    assert verify_structured_output_descriptor(driver.descriptor()) == []
+    response, sink = await run(driver, 'answer {"ok": true}', **native())
+    assert response.failure is None
+    assert response.structured_output == StructuredOutput(
+        format=OutputFormat.JSON_SCHEMA,
+        source=StructuredOutputSource.NATIVE,
+        raw_json='{"ok": true}',
+        value={"ok": True},
+        valid=True,
+        schema_hash=hashlib.sha256(PROBE_SCHEMA.encode()).hexdigest(),
+    )
+    assert response.output == '{"ok": true}'  # the turn said nothing else
+    assert response.checkpoint is not None
+    assert kinds(sink) == ["run.started", "run.finished"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("prompt", "problem"),
+    [
+        ('answer {"ok": "yes"}', "ok: 'yes' is not of type 'boolean'"),
+        ("answer", "the agent ended its turn without a structured answer"),
+    ],
+    ids=["off-schema", "missing"],
+)
+async def test_an_invalid_or_missing_answer_fails_the_run(
+    tmp_path: Path, prompt: str, problem: str
+) -> None:
+    response, sink = await run(structured_driver(tmp_path), prompt, **native())
+    assert response.failure is not None
+    assert response.failure.code == FailureCode.AGENT_ERROR
+    assert problem in response.failure.message
+    assert response.checkpoint is None
+    assert kinds(sink)[-1] == "run.error"
+    judged = response.structured_output
+    assert judged is not None
+    assert not judged.valid
+    assert judged.validation_errors == [problem]
+    # A request that takes an invalid answer as it is gets it, and the run succeeds.
+    lenient = native(StructuredOutputInvalidPolicy.RETURN_INVALID)
+    returned, _ = await run(structured_driver(tmp_path), prompt, **lenient)
+    assert returned.failure is None
+    assert returned.structured_output == judged
+
+
+@pytest.mark.anyio
+async def test_a_persistent_session_is_reopened_when_a_run_wants_other_meta(
+    tmp_path: Path,
+) -> None:
+    driver = structured_driver(tmp_path, persistent=True)
+    schema_meta = {"schema": json.loads(PROBE_SCHEMA)}
+    try:
+        first, _ = await run(driver, 'answer {"ok": true}', **native())
+        assert first.failure is None
+        assert first.checkpoint is not None
+        session = SessionContext(state=first.checkpoint.state)
+        # A "meta" turn gives no structured answer: taken as it is, its text is the output.
+        structured = native(StructuredOutputInvalidPolicy.RETURN_INVALID)
+        seen = []
+        for fields in ({}, {}, structured, structured, {}):
+            response, _ = await run(driver, "meta", session=session, **fields)
+            assert response.failure is None
+            assert response.metadata["agent.pid"] == first.metadata["agent.pid"]
+            seen.append(json.loads(response.output))
+    finally:
+        await driver.close_processes()
+    # Opened for the first run, then again at each change of _meta only.
+    assert seen == [
+        {"meta": None, "opened": 2},
+        {"meta": None, "opened": 2},
+        {"meta": schema_meta, "opened": 3},
+        {"meta": schema_meta, "opened": 3},
+        {"meta": None, "opened": 4},
+    ]
+
+
+@pytest.mark.anyio
+async def test_without_load_session_a_persistent_session_keeps_its_meta(tmp_path: Path) -> None:
+    env = {"FAKE_AGENT_NO_LOAD": "1"}
+    driver = structured_driver(tmp_path, persistent=True, env=env)
+    try:
+        first, _ = await run(driver, 'answer {"ok": true}', **native())
+        assert first.failure is None
+        assert first.checkpoint is not None
+        session = SessionContext(state=first.checkpoint.state)
+        plain, sink = await run(driver, "meta", session=session)
+        same, _ = await run(driver, 'answer {"ok": false}', session=session, **native())
+    finally:
+        await driver.close_processes()
+    assert plain.failure is not None
+    assert "cannot switch the session between structured and plain answers" in (
+        plain.failure.message
+    )
+    assert kinds(sink) == ["run.started", "run.error"]
+    assert same.failure is None  # the same _meta needs no reopening
+    assert same.structured_output is not None
+    assert same.structured_output.value == {"ok": False}

@@ -83,3 +83,22 @@ def test_non_json_output_is_left_out_of_the_messages() -> None:
         argv=["agent"], chunks=[Chunk(0.1, 1, b"booting\n" + lines(NEW).encode())], exit_code=0
     )
     assert acpreplay.recorded_messages(rec) == [NEW]
+
+
+def test_a_session_opened_with_meta_is_played_from_the_meta_recording() -> None:
+    init = {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 1}}
+    other_new = {"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "rec-2"}}
+    other_answer = {"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "refusal"}}
+    meta = [{"jsonrpc": "2.0", "id": 0, "result": {}}, other_new, other_answer]
+    prompt = {"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": {}}
+    asked = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}
+    plain = {"cwd": "/w"}
+    for params, expected in (
+        (plain, [init, NEW, UPDATE, ANSWER]),
+        ({**plain, "_meta": {"agent": {"x": 1}}}, [init, other_new, other_answer]),
+    ):
+        opened = {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": params}
+        client = io.StringIO(lines(asked, opened, prompt))
+        out = io.StringIO()
+        assert acpreplay.play([init, NEW, UPDATE, ANSWER], client, out, wait=5, meta=meta) == ""
+        assert played(out) == expected

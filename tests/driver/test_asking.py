@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import anyio
 import pytest
@@ -16,6 +15,7 @@ from driver import (
     DecisionResult,
     HumanDecisionKind,
     HumanDecisionPolicy,
+    RunEvent,
     StreamKind,
     StreamPayload,
     ask_host,
@@ -45,13 +45,10 @@ class Sink:
         self.reply = reply
         self.asked: list[DecisionRequest] = []
 
-    def event(self, event: Any) -> None:
+    def emit(self, event: RunEvent) -> None:
         pass
 
-    def transcript(self, item: Any) -> None:
-        pass
-
-    def stream(self, payload: StreamPayload) -> None:
+    def emit_stream(self, payload: StreamPayload) -> None:
         pass
 
     async def request_decision(self, request: DecisionRequest) -> DecisionResponse:

@@ -4,18 +4,22 @@ claude-agent-acp), codex (through codex-acp), Qwen Code, OpenCode and GitHub Cop
 :func:`agent_config` builds the :class:`~driver.acpkit.ACPConfig` that starts an agent
 in ACP mode pointed at a model endpoint (a base URL, such as the kit's emulator), with
 its own home; :class:`ACPAgentDriver` is :class:`~driver.acpkit.ACPDriver` named after
-the agent. docs/acp.md describes each agent's setup.
+the agent, with the agent's native structured output where it has one
+(:data:`NATIVE_STRUCTURED`: claude-agent-acp). docs/acp.md describes each agent's setup.
 """
 
 from __future__ import annotations
 
 from acp_driver._agents import AGENTS, AgentSetup, agent_config, agent_driver, model_binding
 from acp_driver._driver import ACPAgentDriver
+from acp_driver._structured import NATIVE_STRUCTURED, ClaudeAgentStructuredOutput
 
 __all__ = [
     "AGENTS",
+    "NATIVE_STRUCTURED",
     "ACPAgentDriver",
     "AgentSetup",
+    "ClaudeAgentStructuredOutput",
     "agent_config",
     "agent_driver",
     "model_binding",

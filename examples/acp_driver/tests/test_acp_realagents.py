@@ -13,12 +13,20 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
 import adaptertest
-from acp_driver import AGENTS, ACPAgentDriver, agent_config, agent_driver, model_binding
+from acp_driver import (
+    AGENTS,
+    NATIVE_STRUCTURED,
+    ACPAgentDriver,
+    agent_config,
+    agent_driver,
+    model_binding,
+)
 from adaptertest import Level, RecordingSink, realcli
 from adaptertest import clikit as testing
 from adaptertest.emulator import Emulator, Scenario
@@ -104,17 +112,34 @@ async def run(
     return response, sink
 
 
+OK_OR_STRUCTURED = OK.model_copy(
+    update={"turns": [OK.turns[0].model_copy(update={"structured": {"ok": True}})]}
+)
+"""OK, or the structured probe's answer to a request that asks for one."""
+
+
 @pytest.mark.parametrize(
     ("backend", "persistent"),
     [("asyncio", False), ("trio", True)],
     ids=["one-shot-asyncio", "persistent-trio"],
 )
-def test_the_suite_reaches_level_live(
-    agent: str, emulator: Emulator, tmp_path: Path, backend: Backend, persistent: bool
+def test_the_suite_reaches_level_full_with_native_structured_output_else_live(
+    agent: str, tmp_path: Path, backend: Backend, persistent: bool
 ) -> None:
-    config = configure(agent, emulator.base_url, tmp_path, persistent=persistent)
-    options = testing.conformance_options(config, resume_id="", concurrent_runs=2, backend=backend)
-    testing.check_conformance_level(lambda: agent_driver(agent, config), options, Level.LIVE)
+    # The structured probe runs for every agent: one without a native mechanism declares
+    # none, so the probe is skipped and the level stays live.
+    native = agent in NATIVE_STRUCTURED
+    with Emulator(OK_OR_STRUCTURED if native else OK) as emulator:
+        config = configure(agent, emulator.base_url, tmp_path, persistent=persistent)
+        options = testing.conformance_options(
+            config,
+            resume_id="",
+            concurrent_runs=2,
+            backend=backend,
+            live_structured_output=True,
+        )
+        level = Level.FULL if native else Level.LIVE
+        testing.check_conformance_level(lambda: agent_driver(agent, config), options, level)
 
 
 HUMAN_DECISIONS = ("claude-acp", "gemini")
@@ -182,6 +207,46 @@ async def test_one_persistent_process_serves_two_sessions_and_resumes(
         assert again.metadata["agent.pid"] == first.metadata["agent.pid"]
     finally:
         await driver.close_processes()
+
+
+@pytest.mark.anyio
+async def test_one_claude_process_switches_a_session_between_structured_and_plain_answers(
+    tmp_path: Path,
+) -> None:
+    # A session keeps the _meta it was opened with: the driver loads it again when a
+    # run wants other _meta, on the same process.
+    name = "claude-acp"
+    installed(name)
+    probe = testing.structured_request()
+    native: dict[str, Any] = {
+        "structured_output_source": probe.structured_output_source,
+        "output_schema": probe.output_schema,
+    }
+    with Emulator(OK_OR_STRUCTURED) as emu:
+        driver = agent_driver(name, configure(name, emu.base_url, tmp_path, persistent=True))
+        try:
+            first, _ = await run(driver, probe.prompt, **native)
+            assert first.failure is None, first.failure
+            assert first.checkpoint is not None
+            session = SessionContext(state=first.checkpoint.state)
+            plain, _ = await run(driver, "Reply with exactly: OK", session=session)
+            again, _ = await run(driver, probe.prompt, session=session, **native)
+        finally:
+            await driver.close_processes()
+    assert plain.failure is None, plain.failure
+    assert (plain.output.strip(), plain.structured_output) == ("OK", None)
+    assert again.failure is None, again.failure
+    assert again.structured_output == first.structured_output
+    assert first.structured_output is not None
+    assert first.structured_output.valid
+    pids = {r.metadata["agent.pid"] for r in (first, plain, again)}
+    assert len(pids) == 1
+    # The plain run's session no longer forwards the SDK's result; the structured one's does.
+    forwarded = [
+        r.raw_streams.stdout.count(b"_claude/sdkMessage") if r.raw_streams else -1
+        for r in (plain, again)
+    ]
+    assert forwarded == [0, 1]
 
 
 @pytest.mark.anyio

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import sys
 
 import anyio
@@ -12,14 +13,18 @@ import pytest
 from acp_driver import ACPAgentDriver
 from adaptertest import RecordingSink
 from adaptertest import clikit as testing
+from adaptertest.so import STRUCTURED_SCHEMA, verify_structured_output_value
 from driver import (
     DecisionRequest,
     DecisionResponse,
     DecisionResult,
     FailureCode,
+    OutputFormat,
     Request,
     Response,
     StreamKind,
+    StructuredOutput,
+    StructuredOutputSource,
     TranscriptKind,
 )
 from driver.acpkit import ACPConfig
@@ -30,9 +35,9 @@ DEADLINE = 60.0
 pytestmark = [pytest.mark.anyio, pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])]
 
 
-def replay(recording: str) -> ACPAgentDriver:
+def replay(recording: str, agent: str = "replay") -> ACPAgentDriver:
     command = (sys.executable, "-m", "adaptertest.acpreplay", str(RECORDINGS / recording), "--")
-    return ACPAgentDriver(ACPConfig(command=command, timeout=DEADLINE), agent="replay")
+    return ACPAgentDriver(ACPConfig(command=command, timeout=DEADLINE), agent=agent)
 
 
 class Approving(RecordingSink):
@@ -94,3 +99,46 @@ async def test_claudes_recorded_api_error_fails_the_run_with_its_message() -> No
     assert response.failure.metadata["acp_error_code"] == -32603
     assert response.checkpoint is None
     assert sink.stream[-1].kind == StreamKind.RUN_ERROR
+
+
+async def claude_structured(recording: str, sink: RecordingSink) -> Response:
+    """A native structured run of claude-agent-acp on ``recording`` (the suite's probe)."""
+    request = testing.structured_request()
+    with anyio.fail_after(DEADLINE + 10):
+        return await replay(recording, agent="claude-acp").run(request, sink)
+
+
+async def test_claudes_recorded_structured_answer_is_the_native_structured_output() -> None:
+    sink = RecordingSink()
+    response = await claude_structured("claude-acp_structured.jsonl", sink)
+    assert response.failure is None
+    assert response.structured_output == StructuredOutput(
+        format=OutputFormat.JSON_SCHEMA,
+        source=StructuredOutputSource.NATIVE,
+        raw_json='{"ok":true}',
+        value={"ok": True},
+        valid=True,
+        schema_hash=hashlib.sha256(STRUCTURED_SCHEMA.encode()).hexdigest(),
+    )
+    assert verify_structured_output_value(response.structured_output) == []
+    assert response.output == '{"ok":true}'  # the turn's only answer
+    assert response.checkpoint is not None
+    assert sink.stream[-1].kind == StreamKind.RUN_FINISHED
+    # The value came in the forwarded SDK result, asked for in the session's _meta.
+    assert response.raw_streams is not None
+    assert b'"method":"_claude/sdkMessage"' in response.raw_streams.stdout
+
+
+async def test_claudes_recorded_give_up_on_an_off_schema_answer_fails_the_run() -> None:
+    sink = RecordingSink()
+    response = await claude_structured("claude-acp_structured_off_schema.jsonl", sink)
+    assert response.failure is not None
+    assert "Failed to provide valid structured output after 5 attempts" in (
+        response.failure.message
+    )
+    assert response.checkpoint is None
+    assert sink.stream[-1].kind == StreamKind.RUN_ERROR
+    judged = response.structured_output
+    assert judged is not None
+    assert not judged.valid
+    assert judged.validation_errors == ["the agent ended its turn without a structured answer"]
