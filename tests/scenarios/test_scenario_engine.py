@@ -31,6 +31,7 @@ from driver import (
     Request,
     Response,
     RunFailure,
+    SessionState,
     TranscriptItem,
     TranscriptKind,
 )
@@ -246,7 +247,7 @@ def test_a_persistent_fault_needs_a_named_clean_failure() -> None:
     messages = [v.message for v in verify_persistent_fault(_observed(vague), "HTTP 500", named)]
     assert any("failure code is 'cancelled'" in m for m in messages)
     assert any("does not name HTTP 500" in m for m in messages)
-    assert any("valid checkpoint" in m for m in messages)
+    assert not any("checkpoint" in m for m in messages)  # the engine's check of every run
     succeeded = verify_persistent_fault(_observed(Response(output="fine")), "HTTP 500", named)
     assert [v.message for v in succeeded] == ["(HTTP 500) the run reports no failure"]
 
@@ -371,3 +372,34 @@ def test_a_run_in_a_new_interpreter_comes_back_judgeable_as_it_was(backend: str)
     assert [v.clause for v in late_violations(ran)] == ["EVT-02"]
     assert not ran.timed_out
     assert not ran.wrong_type
+
+
+class _CheckpointOnFailure(ReferenceDriver):
+    """The reference's network mode, offering a valid checkpoint on a failed run."""
+
+    async def run(self, request: Request, sink: Any) -> Response:
+        response = await super().run(request, sink)
+        if response.failure is None:
+            return response
+        kept = Checkpoint(valid=True, state=SessionState(resume_id="kept"))
+        return response.model_copy(update={"checkpoint": kept})
+
+
+def test_a_failed_scenario_run_is_judged_by_the_rules_of_failed_runs() -> None:
+    """FLT-02's runs fail by design; a checkpoint they offer breaks RSP-01 and FLR-01,
+    reported under FLT-02 once per run, each naming the rule."""
+
+    def build(endpoint: Any) -> ReferenceDriver:
+        config = _reference_for(endpoint).config.model_copy(update={"model_retries": 0})
+        return _CheckpointOnFailure(config)
+
+    binding = ModelBinding(driver=build, protocol="anthropic")
+    report = check_driver(ReferenceDriver, Options(model_binding=binding), only=["FLT-02"])
+    result = report.result("FLT-02")
+    assert result.status is ClauseStatus.FAILED
+    checkpoint = [m for m in result.messages if "checkpoint" in m]
+    assert len(checkpoint) == 2 * len(PERSISTENT_FAULTS), checkpoint
+    for rule in ("RSP-01", "FLR-01"):
+        named = [m for m in checkpoint if f"broke {rule} (" in m]
+        assert len(named) == len(PERSISTENT_FAULTS), checkpoint
+    assert all(m.startswith("FLT-02: run() in the fault_") for m in checkpoint)
