@@ -7,9 +7,13 @@ where, so a failure names the drift that broke it in terms of line numbers. Thre
 strategies make variants:
 
 - :func:`additive`: unknown line types, unknown fields at any depth, shuffled key order,
-  blank lines, CRLF line endings (DFT-01), delivered one line per chunk;
+  blank lines, CRLF line endings (DFT-01), delivered one line per chunk; in a JSON-RPC
+  recording (an ACP agent's side) the unknown lines are extension notifications and
+  ``session/update`` notifications of unknown kinds, ``_meta`` objects get new fields,
+  and the JSON-RPC envelope itself is left alone;
 - :func:`corrupt`: a truncated last line, a line that starts like JSON but does not
-  parse, invalid UTF-8 inside a string value, the process exiting mid-line (DFT-02);
+  parse, invalid UTF-8 inside a string value, the process exiting mid-line, and for a
+  JSON-RPC recording an answer carrying an earlier answer's id (DFT-02);
 - :func:`rechunked`: the same bytes in arbitrary chunks and pauses (DFT-03).
 
 Inserted names are never ones the recording uses, and nothing is added inside an object
@@ -92,7 +96,7 @@ def _walk(value: object) -> Iterator[object]:
             yield from _walk(inner)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Source:
     """One recording, ready to drift: stdout lines (without ``\\n``), each line's object."""
 
@@ -108,7 +112,11 @@ class Source:
     """Every key and string value the recording holds: inserted names avoid them."""
     numbers: frozenset[float] = field(init=False)
     discriminator: str = field(init=False)
-    """The key that names a line's type (``type`` in every known format)."""
+    """The key that names a line's type (``type`` in every known format, ``method`` in
+    JSON-RPC)."""
+    jsonrpc: bool = field(init=False)
+    """Every JSON line is a JSON-RPC 2.0 message: the agent's side of a two-way
+    conversation (an ACP agent), which the two-way replay stand-in plays."""
 
     def __post_init__(self) -> None:
         objects = tuple(_object(line) for line in self.lines)
@@ -120,7 +128,18 @@ class Source:
         object.__setattr__(self, "objects", objects)
         object.__setattr__(self, "vocabulary", words)
         object.__setattr__(self, "numbers", numbers)
-        object.__setattr__(self, "discriminator", _discriminator(objects))
+        rpc = any(obj is not None for obj in objects) and all(
+            obj.get("jsonrpc") == "2.0" for obj in objects if obj is not None
+        )
+        object.__setattr__(self, "jsonrpc", rpc)
+        object.__setattr__(self, "discriminator", "method" if rpc else _discriminator(objects))
+
+    def __repr__(self) -> str:
+        return f"Source({self.name!r}, {len(self.lines)} lines)"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        # Hypothesis prints what it drew with its own printer: the name, not every line.
+        printer.text(repr(self))
 
     @property
     def stdout(self) -> bytes:
@@ -138,6 +157,10 @@ class Source:
         obj = self.objects[index]
         value = obj.get(self.discriminator) if obj is not None else None
         typed = f", type {_short(value)}" if isinstance(value, str) else ""
+        if self.jsonrpc and obj is not None:
+            typed = f", method {_short(value)}" if isinstance(value, str) else ""
+            if "id" in obj and value is None:
+                typed = f", the answer to request id {_short(obj['id'])}"
         return f"recording line {index + 1}{typed}"
 
 
@@ -200,7 +223,7 @@ class Corruption:
         return {form for form in forms if form}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Variant:
     """One run's input for the replay stand-in, and what it is in words."""
 
@@ -212,6 +235,13 @@ class Variant:
     corruption: Corruption | None = None
     added: frozenset[str] = frozenset()
     """Names of the fields the drift added to the recording's own objects."""
+
+    def __repr__(self) -> str:
+        return f"Variant({self.words!r})"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        # What hypothesis prints of a failing example: the drift in words, not the bytes.
+        printer.text(repr(self))
 
     @property
     def key(self) -> tuple[object, ...]:
@@ -379,14 +409,20 @@ def additive(source: Source, content: frozenset[str]) -> SearchStrategy[Variant]
 
     objects = [i for i, obj in enumerate(source.objects) if obj is not None]
     positions = st.integers(min_value=0, max_value=len(source.lines))
-    unknown_line = st.builds(
-        lambda at, kind, fields: ("insert", at, {source.discriminator: kind, **fields}),
-        positions,
-        _fresh(source),
-        st.dictionaries(_fresh(source), _json_values(), max_size=3),
-    )
+    fields = st.dictionaries(_fresh(source), _json_values(), max_size=3)
+    edits: list[SearchStrategy[tuple[Any, ...]]]
+    if source.jsonrpc:
+        edits = _rpc_lines(source, positions, fields)
+    else:
+        edits = [
+            st.builds(
+                lambda at, kind, more: ("insert", at, {source.discriminator: kind, **more}),
+                positions,
+                _fresh(source),
+                fields,
+            )
+        ]
     blank = st.tuples(st.just("blank"), positions, st.sampled_from(_BLANKS))
-    edits: list[SearchStrategy[tuple[Any, ...]]] = [unknown_line]
     if objects:
         line = st.sampled_from(objects)
         scope = st.sampled_from(("object", "line", "everywhere"))
@@ -401,6 +437,9 @@ def additive(source: Source, content: frozenset[str]) -> SearchStrategy[Variant]
             )
         )
         edits.append(st.tuples(st.just("shuffle"), line, st.integers(0, 2**16)))
+        if source.jsonrpc:
+            meta = (st.just("meta"), line, st.integers(0, 2**16), _fresh(source), _json_values())
+            edits.append(st.tuples(*meta))
     edits.append(blank)
 
     @st.composite
@@ -410,6 +449,38 @@ def additive(source: Source, content: frozenset[str]) -> SearchStrategy[Variant]
         return _additive_variant(source, content, changes, crlf)
 
     return build()
+
+
+def _rpc_lines(
+    source: Source, positions: SearchStrategy[int], fields: SearchStrategy[dict[str, Any]]
+) -> list[SearchStrategy[tuple[Any, ...]]]:
+    """New JSON-RPC notifications: an extension method (``_vendor/thing``), and a
+    ``session/update`` of an unknown kind for a session the recording names."""
+    from hypothesis import strategies as st
+
+    def notification(at: int, method: str, params: dict[str, Any]) -> tuple[Any, ...]:
+        return ("insert", at, {"jsonrpc": "2.0", "method": method, "params": params})
+
+    methods = st.builds(lambda vendor, what: f"_{vendor}/{what}", _fresh(source), _fresh(source))
+    lines = [st.builds(notification, positions, methods, fields)]
+    sessions = sorted(
+        {
+            obj["params"]["sessionId"]
+            for obj in source.objects
+            if obj is not None
+            and obj.get("method") == "session/update"
+            and isinstance(obj.get("params"), dict)
+            and isinstance(obj["params"].get("sessionId"), str)
+        }
+    )
+    if sessions:
+
+        def update(session: str, kind: str, more: dict[str, Any]) -> dict[str, Any]:
+            return {"sessionId": session, "update": {"sessionUpdate": kind, **more}}
+
+        params = st.builds(update, st.sampled_from(sessions), _fresh(source), fields)
+        lines.append(st.builds(notification, positions, st.just("session/update"), params))
+    return lines
 
 
 def _additive_variant(
@@ -423,6 +494,11 @@ def _additive_variant(
 
     def edit(index: int) -> dict[str, Any]:
         return edited.setdefault(index, copy.deepcopy(source.objects[index] or {}))
+
+    def nodes(index: int) -> list[tuple[str, dict[str, Any]]]:
+        found = _nodes(edit(index), content)
+        # A JSON-RPC message's envelope is the protocol's, not the agent's format.
+        return [node for node in found if node[0]] if source.jsonrpc else found
 
     for change in changes:
         what, at = change[0], change[1]
@@ -439,19 +515,32 @@ def _additive_variant(
             if scope == "everywhere":
                 for index, obj in enumerate(source.objects):
                     if obj is not None:
-                        for _, inner in _nodes(edit(index), content):
+                        for _, inner in nodes(index):
                             inner.setdefault(key, copy.deepcopy(value))  # never shared: no cycle
                 everywhere.append(f"{field_words} in every object of every line")
                 continue
-            nodes = _nodes(edit(at), content)
+            found = nodes(at)
+            if not found:
+                continue
             if scope == "line":
-                chosen, where = nodes, "in every object"
+                chosen, where = found, "in every object"
             else:
-                chosen = [nodes[node % len(nodes)]]
+                chosen = [found[node % len(found)]]
                 where = f"in {chosen[0][0]}" if chosen[0][0] else "at top level"
             for _, inner in chosen:
                 inner.setdefault(key, copy.deepcopy(value))  # never shared: no cycle
             lines[at].notes.append(f"{field_words} {where}")
+        elif what == "meta":
+            _, _, node, key, value = change
+            found = nodes(at)
+            if not found:
+                continue
+            path, inner = found[node % len(found)]
+            meta = inner.setdefault("_meta", {})
+            if isinstance(meta, dict):
+                added.add(key)
+                meta.setdefault(key, copy.deepcopy(value))
+                lines[at].notes.append(f"_meta field {_short(key)}: {_short(value)} in {path}")
         else:
             edited[at] = _shuffled(edit(at), random.Random(change[2]), content)
             lines[at].notes.append("keys reordered at every depth")
@@ -531,6 +620,9 @@ def corrupt(source: Source) -> SearchStrategy[Variant] | None:
     from hypothesis import strategies as st
 
     candidates = source.object_lines
+    answers = _answers(source)
+    if answers:  # after the last answer the conversation is over: a client need not read on
+        candidates = [i for i in candidates if i <= answers[-1]]
     if not candidates:
         return None
     last = max((i for i, line in enumerate(source.lines) if line.strip()), default=-1)
@@ -550,6 +642,9 @@ def corrupt(source: Source) -> SearchStrategy[Variant] | None:
                 st.sampled_from(_INVALID_UTF8),
             )
         )
+    if len(answers) > 1:
+        later = st.sampled_from(answers[1:])
+        strategies.append(st.builds(_wrong_id, st.just(source), later, fraction))
     exits = [(source.exit_code, source.signal), (1, None), (None, _KILLED)]
     strategies.append(
         st.builds(
@@ -611,6 +706,34 @@ def _invalid_utf8(
     words = (
         f"{_numbered(source, index)}: the invalid UTF-8 bytes {invalid!r} inserted at byte "
         f"{at} (inside a string value)"
+    )
+    return _with_corruption(line_by_line(source, out, words), index, data)
+
+
+def _answers(source: Source) -> list[int]:
+    """Lines of a JSON-RPC recording that answer a request (they carry no method)."""
+    if not source.jsonrpc:
+        return []
+    return [
+        i
+        for i, obj in enumerate(source.objects)
+        if obj is not None and "id" in obj and "method" not in obj
+    ]
+
+
+def _wrong_id(source: Source, index: int, which: float) -> Variant:
+    """The answer on line ``index`` carries the id of an answer before it instead of its
+    own: the client's request it answers is never answered."""
+    earlier = [source.objects[i]["id"] for i in _answers(source) if i < index]  # type: ignore[index]
+    obj = dict(source.objects[index] or {})
+    wrong = earlier[int(which * len(earlier))]
+    right, obj["id"] = obj.get("id"), wrong
+    data = _dump(obj) or source.lines[index]
+    lines = [*source.lines[:index], data, *source.lines[index + 1 :]]
+    out = b"\n".join(lines) + (b"\n" if source.ends_with_newline else b"")
+    words = (
+        f"{_numbered(source, index)}: its id changed from {_short(right)} to {_short(wrong)}, "
+        "the id of an earlier answer, so the request it answers stays unanswered"
     )
     return _with_corruption(line_by_line(source, out, words), index, data)
 

@@ -3,7 +3,9 @@
 Reads one JSON job on standard input (the binding's ``module:attr``, the endpoint, the
 stored session state as JSON, the backend and a timeout), rebuilds the binding and a
 driver from it, decodes the state through the driver's codec, runs the resumed request
-and prints one JSON line: ``{"response": ..., "failed": "..."}`` or ``{"error": "..."}``.
+and prints one JSON line: ``{"error": "..."}``, or ``{"response": ..., "failed": "...",
+"events": [...], "stream": [...], "late": N, "timed_out": false}``: with what reached the
+sink, so the parent can judge the run by the rules every run obeys.
 """
 
 from __future__ import annotations
@@ -16,10 +18,10 @@ from typing import Any
 import anyio
 
 from adaptertest._scenarios import binding_from_ref, outcome_of
-from adaptertest.liv import run_once
+from adaptertest.liv import run_settled
 from adaptertest.options import ModelEndpoint
 from adaptertest.res import resume_request, state_from_json
-from adaptertest.sink import RecordingSink
+from driver.events import RunEvent, StreamPayload
 
 
 def _run(job: dict[str, Any]) -> dict[str, Any]:
@@ -39,11 +41,19 @@ def _run(job: dict[str, Any]) -> dict[str, Any]:
     request = resume_request("resume", endpoint.workspace, state)
 
     async def go() -> dict[str, Any]:
-        result = await run_once(driver.run, request, RecordingSink(), float(job["timeout"]))
+        result = await run_settled(driver.run, request, float(job["timeout"]))
         response = result.response
         return {
             "response": response.model_dump(mode="json") if response is not None else None,
             "failed": outcome_of(result),
+            # A malformed emission has no JSON form; RUN-02 and EVT-10 judge those in
+            # the same process (RES-01), so only the well-formed ones come back.
+            "events": [e.model_dump(mode="json") for e in result.events if isinstance(e, RunEvent)],
+            "stream": [
+                p.model_dump(mode="json") for p in result.stream if isinstance(p, StreamPayload)
+            ],
+            "late": result.late,
+            "timed_out": result.timed_out,
         }
 
     reply: dict[str, Any] = anyio.run(go, backend=job["backend"])

@@ -6,9 +6,11 @@ taking a :class:`ModelEndpoint` and returning a driver pointed at it. For each s
 the engine (a :class:`Stage`) starts a model-API emulator serving the scenario's file
 from ``adaptertest/scenarios/``, makes a fresh home and workspace, puts a fresh marker
 in the endpoint's environment (:data:`SCENARIO_MARKER_VARIABLE`), builds the driver from
-the binding, runs the scenario's request(s) with a recording sink, and hands the family
-module everything to judge: the run, the stream, the transcript and the emulator's
-request log. When the stage closes it judges PRC-01 from the process table (every
+the binding, runs the scenario's request(s) with a recording sink, judges each run by
+the rules every run obeys (:func:`judge_run_rules`: the live run's checks, reported under
+the scenario's clause), and hands the family module everything to judge: the run, the
+stream, the transcript and the emulator's request log. When the stage closes it judges
+PRC-01 from the process table (every
 process still carrying the marker), ends whatever is left, stops the emulator and
 removes the folders.
 
@@ -41,10 +43,25 @@ from adaptertest._probe import ProbeContext
 from adaptertest._violation import Violation
 from adaptertest.clauses import CLAUSES
 from adaptertest.emulator import Emulator, EmulatorError, RecordedRequest, Scenario
-from adaptertest.liv import LOOP_SLACK, LiveRun, error_type, live_request, run_settled
+from adaptertest.flr import verify_clean_failure
+from adaptertest.liv import (
+    LOOP_SLACK,
+    LiveRun,
+    LiveVerdicts,
+    error_type,
+    judge_run_products,
+    late_violations,
+    live_request,
+    outcome_summary,
+    run_settled,
+    stream_plan,
+    verify_live_checkpoint,
+)
 from adaptertest.options import DEFAULT_SCENARIO_DEADLINE, ModelBinding, ModelEndpoint
 from adaptertest.prc import verify_nothing_left
+from adaptertest.run import verify_run_events
 from adaptertest.sink import RecordingSink
+from adaptertest.usg import judge_usage
 from driver.clikit._proctable import can_scan, end_marked, marked_pids, new_marker
 from driver.events import StreamKind, StreamPayload
 from driver.run import Request, Response
@@ -61,6 +78,7 @@ __all__ = [
     "clauses_of",
     "gate",
     "items",
+    "judge_run_rules",
     "load_scenario",
     "new_token",
     "outcome_of",
@@ -253,11 +271,21 @@ class Stage:
         return made
 
     def run(
-        self, driver: object, request: Request, clauses: Sequence[str], *, label: str = ""
+        self,
+        driver: object,
+        request: Request,
+        clauses: Sequence[str],
+        *,
+        label: str = "",
+        refusal: bool = False,
     ) -> LiveRun | None:
         """Run ``driver`` once on the suite's loop under the stage's deadline plus the
         binding's grace, wait for what it left running, and capture its sink. A missing
-        run() or a hang of the whole call fails ``clauses`` (and gives None)."""
+        run() or a hang of the whole call fails ``clauses`` (and gives None).
+
+        What the run produced is judged at once by the rules every run obeys (see
+        :func:`judge_run_rules`); ``refusal`` says the run must be refused before it
+        starts, so its raise is the expected answer rather than a failed run."""
         named = label or f"run() in the {self.label} scenario"
         run = self.ctx.method("run", driver)
         if run is None:
@@ -270,6 +298,8 @@ class Stage:
             return await run_settled(run, request, timeout)
 
         ran: LiveRun | None = self._on_loop(go, timeout, named, clauses)
+        if ran is not None:
+            judge_run_rules(self.ctx, driver, ran, clauses, named, refusal=refusal)
         return ran
 
     def run_and_cancel(
@@ -328,6 +358,12 @@ class Stage:
             return CancelledRun(result, latency, propagated)
 
         ran: CancelledRun | None = self._on_loop(go, wait + grace, "the cancelled run", clauses)
+        if ran is not None:
+            for clause in clauses:
+                verdicts = _verdicts(self.ctx, ran.result, clause, "the cancelled run")
+                verdicts.report(late_violations(ran.result))
+                verdicts.report(verify_run_events(ran.result.events))
+                verdicts.finish()
         return ran
 
     def _on_loop(self, go: Any, timeout: float, label: str, clauses: Sequence[str]) -> Any:
@@ -373,6 +409,56 @@ class Stage:
             end_marked(SCENARIO_MARKER_VARIABLE, self.marker, grace=_END_GRACE)
         if judged:
             self.ctx.report(verify_nothing_left(self.label, commands), judge=("PRC-01",))
+
+
+# -- the rules every run obeys ----------------------------------------------------------
+
+
+def _verdicts(ctx: ProbeContext, result: LiveRun, clause: str, label: str) -> LiveVerdicts:
+    verdicts = LiveVerdicts(ctx, structured=False, into=clause, label=label, titled=True)
+    verdicts.run = result
+    return verdicts
+
+
+def judge_run_rules(
+    ctx: ProbeContext,
+    driver: object,
+    result: LiveRun,
+    clauses: Sequence[str],
+    label: str,
+    *,
+    refusal: bool = False,
+) -> None:
+    """Judge one scenario run by the rules that judge the live run, under ``clauses``
+    (the scenario's), each message naming the rule it broke.
+
+    The products of every run (:func:`adaptertest.liv.judge_run_products`) and USG-01;
+    then by outcome: a failed run must fail cleanly (FLR-01's checks, which include no
+    valid checkpoint), a successful one of a resumable driver offers a checkpoint
+    (LIV-03). A run that did not return in time or returned no Response is left to the
+    scenario's own verdict, which says so; a ``refusal`` (RES-03) is not a failed run.
+    """
+    if result.timed_out or result.wrong_type:
+        return
+    rich, capability = stream_plan(ctx, driver)
+    resumable = ctx.descriptor.sessions.supports_resume
+    response = result.response
+    for clause in clauses:
+        verdicts = _verdicts(ctx, result, clause, label)
+        if result.malformed is not None:
+            verdicts.fail("", f"run() returned a malformed Response ({result.malformed})")
+            verdicts.finish()
+            continue
+        judge_run_products(verdicts, result, rich, capability)
+        if response is not None:
+            judge_usage(verdicts, response, result.stream)
+        if outcome_summary(response, result.error):
+            if not refusal:
+                stream = result.stream if rich else None
+                verdicts.report(verify_clean_failure(response, result.error, stream))
+        else:
+            verdicts.report(verify_live_checkpoint(resumable, response))
+        verdicts.finish()
 
 
 def _settled(marker: str) -> list[int]:
@@ -471,16 +557,19 @@ def single_run(
     *,
     values: Mapping[str, str] | None = None,
     watch: bool = False,
+    refusal: bool = False,
 ) -> None:
     """Run scenario ``name`` once with ``prompt`` and record ``judge``'s verdict on
     ``clause`` (the stage judges PRC-01). ``watch`` keeps the run's sink watched until
-    the report is final: an emission that arrives later still fails ``clause``."""
+    the report is final: an emission that arrives later still fails ``clause``.
+    ``refusal``: the run must be refused before it starts (see :meth:`Stage.run`)."""
     filled = dict(values or {})
     with Stage(ctx, binding, load_scenario(name, filled), label=name) as stage:
         driver = stage.driver((clause,))
         if driver is None:
             return
-        result = stage.run(driver, scenario_request(name, prompt, stage.workspace), (clause,))
+        request = scenario_request(name, prompt, stage.workspace)
+        result = stage.run(driver, request, (clause,), refusal=refusal)
         if result is None:
             return
         if result.error is not None:

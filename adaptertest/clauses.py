@@ -642,7 +642,9 @@ CLAUSES: tuple[Clause, ...] = (
         "DFT-01",
         "additive format drift changes nothing",
         "Under additive drift of a recorded CLI output (unknown line types, unknown fields at "
-        "any depth, shuffled key order, blank lines, CRLF line endings) the run's result equals "
+        "any depth, shuffled key order, blank lines, CRLF line endings; in an ACP agent's side "
+        "of a conversation, extension notifications, session/update kinds and _meta fields it "
+        "never sent) the run's result equals "
         "the recording's (output, transcript, stream, usage, success or failure, checkpoint; "
         "ids and timestamps the driver makes itself normalised, added fields passed on under "
         "their own names ignored), and every stream, run-event and transcript clause still "
@@ -655,7 +657,8 @@ CLAUSES: tuple[Clause, ...] = (
         "DFT-02",
         "corrupt output fails cleanly",
         "On corrupt CLI output (a truncated last line, a line that is not JSON, invalid UTF-8 "
-        "inside a string, the process exiting mid-line) run() neither raises nor hangs, its "
+        "inside a string, the process exiting mid-line; in an ACP conversation, an answer "
+        "carrying an earlier answer's id) run() neither raises nor hangs, its "
         "stream, run events, transcript and response stay legal, the failure names the corrupt "
         "line or a transcript item keeps it visible, and no valid checkpoint is offered.",
         OPT,

@@ -17,18 +17,13 @@ import anyio
 
 from adaptertest._calls import Leftovers, describe_error, describe_hang
 from adaptertest._probe import ProbeContext
-from adaptertest.evt import (
-    verify_observation_sequence,
-    verify_stream_capability,
-    verify_stream_sequence,
-)
 from adaptertest.liv import (
     LOOP_SLACK,
     LiveRun,
     LiveVerdicts,
     changed_fields,
     error_type,
-    late_violations,
+    judge_run_products,
     live_request,
     run_once,
     stream_plan,
@@ -36,8 +31,6 @@ from adaptertest.liv import (
 from adaptertest.obs import demand_for
 from adaptertest.options import Options
 from adaptertest.rcv import shared_objects
-from adaptertest.rsp import verify_outcome
-from adaptertest.run import verify_run_events, verify_transcript_mirror
 from adaptertest.sink import RecordingSink
 from driver.descriptor import StreamCapability
 from driver.run import ObservationDemand, Request
@@ -155,25 +148,11 @@ def _judge_run(
         verdicts.fail("", f"run() returned a malformed Response ({result.malformed})")
         return
     _crosstalk(verdicts, result, pristine.run_id, owners)
-    verdicts.report(late_violations(result))
-    response, error = result.response, result.error
-    if response is None and error is not None:
+    if result.response is None and result.error is not None:
         # Nothing to judge the failure by: a legal failure comes as a Response.
-        ctx.trace(error, clauses=("CON-01",))
-        verdicts.fail("", f"{describe_error('run()', error)}, with no Response")
-    if response is not None:
-        verdicts.report(verify_outcome(response, error))
-    verdicts.report(verify_run_events(result.events))
-    if response is None and not result.stream:
-        return  # it raised before emitting anything: no stream to judge
-    if rich:
-        verdicts.report(verify_stream_sequence(result.stream))
-        if capability is not None:
-            verdicts.report(verify_stream_capability(capability, result.stream))
-    else:
-        verdicts.report(verify_observation_sequence(result.stream))
-    if response is not None:
-        verdicts.report(verify_transcript_mirror(result.events_now, response.transcript))
+        ctx.trace(result.error, clauses=("CON-01",))
+        verdicts.fail("", f"{describe_error('run()', result.error)}, with no Response")
+    judge_run_products(verdicts, result, rich, capability)
 
 
 def _crosstalk(verdicts: LiveVerdicts, result: LiveRun, own: str, owners: dict[str, int]) -> None:

@@ -1,4 +1,5 @@
-"""DFT family (Python extension): a CLI driver survives its CLI's next release (DFT-01..03).
+"""DFT family (Python extension): a CLI or ACP driver survives its agent's next release
+(DFT-01..03).
 
 The commonest way a real driver breaks is the CLI changing under it: new line types, new
 fields, fields in another order. The ``drift`` probe takes recordings of the CLI (the
@@ -17,6 +18,10 @@ hypothesis profile untouched; see :mod:`adaptertest._drift` for what they are):
 
 Each variant is a file the kit's replay stand-in plays in a fresh process: a plain
 transcript when that plays it alike (its faster path), else a recording (format v1).
+A recording whose JSON lines are all JSON-RPC 2.0 messages is an ACP agent's side of a
+conversation: its variants are played by the two-way stand-in
+(:mod:`adaptertest.acpreplay`), which answers the driver's requests in the recorded
+order, and only the agent's side drifts (see :func:`adaptertest._drift.additive`).
 "The result" is the response without its raw streams plus the stream payloads (without
 ``raw`` and the fields core owns); ids and timestamps the driver makes itself
 (values of id or time fields that the recording does not hold) are numbered by first
@@ -104,8 +109,9 @@ _DIFFERENCES = 3
 _SHOWN_CHARS = 60
 
 _STREAM_OWNED = {"raw", "seq", "sequence", "timestamp"}
-# Field names whose values a driver may make up: ids (``run_id``, ``messageId``) and times.
-_ID_KEY = re.compile(r"(?i:(^|_)(id|ids|uuid|pid))$|[a-z](Id|ID|Ids)$")
+# Field names whose values a driver may make up: ids (``run_id``, ``messageId``,
+# ``agent.pid``) and times.
+_ID_KEY = re.compile(r"(?i:(^|[_.])(id|ids|uuid|pid))$|[a-z](Id|ID|Ids)$")
 _TIME_KEY = re.compile(
     r"(?i:(^|_)(time|timestamp|date|datetime|duration|elapsed|latency|ts|at|ms))$"
     r"|[a-z](Time|At|Ms)$"
@@ -362,8 +368,10 @@ class _Prober:
         self.runs += 1
         path = self.folder / f"variant-{self.runs}.jsonl"
         errors = path.with_suffix(".stderr")
-        command = [sys.executable, "-m", "adaptertest", "replay", str(path)]
-        plain = variant.plain()
+        # A conversation is played by the stand-in that answers the client's requests.
+        stand_in = ["adaptertest.acpreplay"] if source.jsonrpc else ["adaptertest", "replay"]
+        command = [sys.executable, "-m", *stand_in, str(path)]
+        plain = None if source.jsonrpc else variant.plain()
         if plain is None:
             path.write_bytes(variant.dumps())
             command += ["--realtime"] if variant.realtime else []

@@ -15,7 +15,9 @@ replayed failure, an account without credit). A clean failure is data a host can
 - the transcript carries the failure as a ``failure`` item.
 
 The live probes (``adaptertest.liv``) call :func:`verify_clean_failure` once they know
-the run failed; its messages quote no provider text but the exception message, marked.
+the run failed, and so does the scenario engine for each failed scenario run (reported
+under the scenario's clause); its messages quote no provider text but the exception
+message, marked.
 """
 
 from __future__ import annotations

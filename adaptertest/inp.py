@@ -190,4 +190,5 @@ def probe_scenario_input(ctx: ProbeContext) -> None:
             nul_prompt(token),
             verify_nul_refused,
             values={"token": token},
+            refusal=True,
         )

@@ -81,6 +81,7 @@ __all__ = [
     "LiveVerdicts",
     "changed_fields",
     "error_type",
+    "judge_run_products",
     "late_violations",
     "live_diagnostic",
     "live_request",
@@ -106,6 +107,7 @@ LIVE_SESSION_FINGERPRINT = "adaptertest-profile-session"
 # The answer DEFAULT_LIVE_PROMPT asks for.
 _DEFAULT_ANSWER = "OK"
 _SHOWN_CHARS = 80
+_TITLES = {clause.id: clause.title for clause in CLAUSES}
 
 
 def live_request(
@@ -526,6 +528,35 @@ def late_violations(result: LiveRun, clause: str = "EVT-02") -> list[Violation]:
     ]
 
 
+def judge_run_products(
+    verdicts: LiveVerdicts,
+    result: LiveRun,
+    rich: bool,
+    capability: StreamCapability | None,
+) -> None:
+    """Judge what one run produced by the rules that hold whatever it was asked and
+    however it ended: nothing emitted after it returned (EVT-02), the response's
+    legality (TRN-01..04, RSP-01..03, RSP-05), the run events (RUN-01..03), the stream
+    (rich: the EVT lifecycle and EVT-12, else the facts-only rules) and the transcript
+    mirror (RUN-04). CON-01 and the scenario engine judge each of their runs with it,
+    so a rule has one implementation however many probes apply it."""
+    verdicts.report(late_violations(result))
+    response, error = result.response, result.error
+    if response is not None:
+        verdicts.report(verify_outcome(response, error))
+    verdicts.report(verify_run_events(result.events))
+    if response is None and not result.stream:
+        return  # it raised before emitting anything: no stream to judge
+    if rich:
+        verdicts.report(verify_stream_sequence(result.stream))
+        if capability is not None:
+            verdicts.report(verify_stream_capability(capability, result.stream))
+    else:
+        verdicts.report(verify_observation_sequence(result.stream))
+    if response is not None:
+        verdicts.report(verify_transcript_mirror(result.events_now, response.transcript))
+
+
 def stream_plan(
     ctx: ProbeContext, obj: object | None = None
 ) -> tuple[bool, StreamCapability | None]:
@@ -566,17 +597,25 @@ class LiveVerdicts:
 
     Messages keep their provider text marked; the probe context spells it out only
     with ``show_live_details``. With ``into`` set, every verdict becomes a violation of
-    that clause, prefixed with ``label`` and the inner clause (CON-01). :meth:`finish`
-    adds the diagnostic once anything failed.
+    that clause, prefixed with ``label`` and the inner clause (CON-01); ``titled`` also
+    names what the inner clause is about, for readers of a clause that is not about it
+    (a scenario's). :meth:`finish` adds the diagnostic once anything failed.
     """
 
     def __init__(
-        self, ctx: ProbeContext, *, structured: bool, into: str | None = None, label: str = ""
+        self,
+        ctx: ProbeContext,
+        *,
+        structured: bool,
+        into: str | None = None,
+        label: str = "",
+        titled: bool = False,
     ) -> None:
         self.ctx = ctx
         self.structured = structured
         self.into = into
         self.label = label
+        self.titled = titled
         self.failed = False
         self.run: LiveRun | None = None
         self._seen: set[tuple[str, str]] = set()
@@ -590,6 +629,9 @@ class LiveVerdicts:
         self._seen.add((clause, message))
         if self.into is None:
             self.ctx.fail(clause, message)
+        elif self.titled and clause in _TITLES:
+            broke = f"{self.label} broke {clause} ({_TITLES[clause]})"
+            self.ctx.fail(self.into, f"{broke}: {message}")
         else:
             tag = f"{clause}: " if clause else ""
             self.ctx.fail(self.into, f"{self.label}: {tag}{message}")

@@ -47,9 +47,12 @@ class Drift:
     ``driver`` builds the driver around a command line: it gets the argv of the kit's
     replay stand-in playing one variant (``(python, "-m", "adaptertest", "replay", FILE,
     ..., "--")``, a tuple of str) and returns a driver whose CLI is that command, e.g.
-    ``lambda command: MyDriver(MyConfig(command=command))``. Each recording is run as is
-    (the baseline), then as ``max_examples`` hypothesis-made variants per clause:
-    additive drift (DFT-01), corrupt output (DFT-02) and arbitrary chunking (DFT-03).
+    ``lambda command: MyDriver(MyConfig(command=command))``. A recording of an ACP
+    agent (every JSON line a JSON-RPC 2.0 message) is played by the two-way stand-in
+    instead (``(python, "-m", "adaptertest.acpreplay", FILE, ..., "--")``). Each
+    recording is run as is (the baseline), then as ``max_examples`` hypothesis-made
+    variants per clause: additive drift (DFT-01), corrupt output (DFT-02) and arbitrary
+    chunking (DFT-03).
     """
 
     recordings: tuple[Path, ...]
@@ -366,8 +369,8 @@ class Options:
     a failed run then skips LIV-01 instead of failing it, and FLR-01 judges that it failed
     cleanly; a run that succeeds fails FLR-01."""
     drift: Drift | None = None
-    """The format-drift probe (DFT-01..03) for a CLI driver: its recordings and how to build
-    it around a command; None turns it off. See :class:`Drift`."""
+    """The format-drift probe (DFT-01..03) for a CLI or ACP driver: its recordings and how
+    to build it around a command; None turns it off. See :class:`Drift`."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Free-form facts about this run for reports and the matrix, such as
     ``{"cli": "claude", "cli_version": "2.1.328"}``: non-blank names, string values."""

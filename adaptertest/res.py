@@ -35,6 +35,7 @@ from adaptertest._scenarios import (
     Stage,
     clauses_of,
     gate,
+    judge_run_rules,
     load_scenario,
     new_token,
     outcome_of,
@@ -43,11 +44,13 @@ from adaptertest._scenarios import (
 from adaptertest._violation import Violation, provider_text
 from adaptertest.liv import LiveRun
 from adaptertest.options import ModelBinding, ModelEndpoint
+from driver.events import RunEvent, StreamPayload
 from driver.run import Request, Response, SessionContext, SessionState
 from driver.session import SessionParams
 
 __all__ = [
     "CHILD_MODULE",
+    "child_run",
     "first_prompt",
     "probe_scenario_resume",
     "second_prompt",
@@ -270,10 +273,26 @@ def _resume_elsewhere(ctx: ProbeContext, binding: ModelBinding, values: dict[str
             ctx.fail(clause, reply)
             return
         response = Response.model_validate(reply["response"]) if reply.get("response") else None
+        judge_run_rules(ctx, first[0], child_run(reply, response), (clause,), "the resumed run")
         verdict = verify_resumed(
             clause, response, str(reply.get("failed", "")), stage.requests, values, None
         )
         ctx.report(verdict, judge=(clause,))
+
+
+def child_run(reply: dict[str, Any], response: Response | None) -> LiveRun:
+    """The resumed run of the new interpreter as this one would have recorded it."""
+    events = [RunEvent.model_validate(e) for e in reply.get("events") or ()]
+    stream = [StreamPayload.model_validate(p) for p in reply.get("stream") or ()]
+    return LiveRun(
+        value=response,
+        events=events,
+        stream=stream,
+        late=int(reply.get("late") or 0),
+        timed_out=bool(reply.get("timed_out")),
+        emitted_events=[(e, e) for e in events],
+        emitted_stream=[(p, p) for p in stream],
+    )
 
 
 def _endpoint_json(endpoint: ModelEndpoint) -> dict[str, Any]:
@@ -339,7 +358,7 @@ def _resume_mismatched(ctx: ProbeContext, binding: ModelBinding, values: dict[st
             }
         )
         before = len(stage.emulator.requests)
-        result = stage.run(driver, request, (clause,), label="the mismatched resume")
+        result = stage.run(driver, request, (clause,), label="the mismatched resume", refusal=True)
         if result is None:
             return
         after = len(stage.emulator.requests)

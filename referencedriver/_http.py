@@ -224,6 +224,7 @@ class _Turn:
 
     out: Emitter
     index: int
+    attempt: int = 0
     blocks: dict[int, dict[str, Any]] = field(default_factory=dict)
     usage: dict[str, int] = field(default_factory=dict)
     stop_reason: str = ""
@@ -231,7 +232,9 @@ class _Turn:
     done: bool = False
 
     def _id(self, slot: int) -> str:
-        return f"turn{self.index}-block{slot}"
+        # A retried request streams its blocks again: they are new messages, not reopened.
+        retry = f"-retry{self.attempt}" if self.attempt else ""
+        return f"turn{self.index}-block{slot}{retry}"
 
     def feed(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
@@ -256,7 +259,7 @@ class _Turn:
 
     def _start(self, slot: int, block: dict[str, Any]) -> None:
         kind = block.get("type")
-        self.blocks[slot] = {"type": kind, "text": "", "json": "", "block": block}
+        self.blocks[slot] = {"type": kind, "text": "", "json": "", "block": block, "open": True}
         ident = self._id(slot)
         if kind == "text":
             self.out.stream(StreamPayload(kind=StreamKind.TEXT_START, message_id=ident))
@@ -302,8 +305,9 @@ class _Turn:
 
     def _stop(self, slot: int) -> None:
         block = self.blocks.get(slot)
-        if block is None:
+        if block is None or not block["open"]:
             return
+        block["open"] = False
         ident = self._id(slot)
         if block["type"] == "text":
             self.out.stream(StreamPayload(kind=StreamKind.TEXT_END, message_id=ident))
@@ -315,6 +319,11 @@ class _Turn:
                     kind=StreamKind.TOOL_CALL_END, tool_call_id=str(block["block"].get("id", ""))
                 )
             )
+
+    def close_open(self) -> None:
+        """End every block a cut stream left open, so no lifecycle outlives the request."""
+        for slot in sorted(self.blocks):
+            self._stop(slot)
 
     def content(self) -> list[dict[str, Any]]:
         """The answer as message content blocks, for the history."""
@@ -349,7 +358,9 @@ class _Turn:
         )
 
 
-async def _ask(url: str, api_key: str, body: dict[str, Any], out: Emitter, index: int) -> _Turn:
+async def _ask(
+    url: str, api_key: str, body: dict[str, Any], out: Emitter, index: int, attempt: int
+) -> _Turn:
     """One model request, streamed; :class:`ModelFault` on an error status or a cut."""
     request = _Request(
         url.rstrip("/") + "/v1/messages",
@@ -360,7 +371,7 @@ async def _ask(url: str, api_key: str, body: dict[str, Any], out: Emitter, index
             "anthropic-version": "2023-06-01",
         },
     )
-    turn = _Turn(out, index)
+    turn = _Turn(out, index, attempt)
     try:
         try:
             status, retry_after, error_body = await request.open()
@@ -385,6 +396,9 @@ async def _ask(url: str, api_key: str, body: dict[str, Any], out: Emitter, index
                 turn.feed(event)
         if not turn.done:
             raise ModelFault("the model stream was cut before the answer ended")
+    except ModelFault:
+        turn.close_open()
+        raise
     finally:
         request.close()
     return turn
@@ -397,7 +411,7 @@ async def _ask_with_retries(
     attempt = 0
     while True:
         try:
-            return await _ask(url, api_key, body, out, index)
+            return await _ask(url, api_key, body, out, index, attempt)
         except ModelFault as fault:
             if not fault.transient or attempt >= retries:
                 raise

@@ -17,19 +17,21 @@ import os
 import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 import acp
 from acp import schema
 from acp.connection import StreamDirection, StreamEvent
 
 from driver.acpkit._bridge import Inbox
+from driver.acpkit._wire import WireTransport
 from driver.clikit import STDERR_KEEP, StderrKeeper
 from driver.clikit._proctable import RUN_MARKER_VARIABLE, end_marked, new_marker
 
 __all__ = [
     "PROTOCOL_VERSION",
     "AgentProcess",
+    "BrokenLine",
     "ExtNotice",
     "PermissionAsk",
     "SessionUpdate",
@@ -69,6 +71,13 @@ class WireLine:
 
     direction: str
     line: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class BrokenLine:
+    """The line of the agent's stdout that broke the protocol (sent to every run)."""
+
+    data: bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +148,9 @@ class AgentProcess:
     message, whatever its session.
     """
 
+    wire_type: ClassVar[type[WireTransport]] = WireTransport
+    """How the agent's lines are read and written (the kit's tests swap in broken ones)."""
+
     def __init__(
         self,
         argv: Sequence[str],
@@ -164,6 +176,7 @@ class AgentProcess:
         self.returncode: int | None = None
         self._proc: asyncio.subprocess.Process | None = None
         self._conn: acp.ClientSideConnection | None = None
+        self._wire: WireTransport | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._closed = False
 
@@ -190,8 +203,19 @@ class AgentProcess:
 
     @property
     def alive(self) -> bool:
-        """Started, not closed, and the process has not exited."""
-        return self._proc is not None and not self._closed and self.returncode is None
+        """Started, not closed, the process has not exited nor broken the protocol."""
+        return (
+            self._proc is not None
+            and not self._closed
+            and self.returncode is None
+            and not self.broken
+        )
+
+    @property
+    def broken(self) -> str:
+        """How the agent broke the protocol (a line that is not JSON, an answer to no
+        request), which ended the connection; empty while it has not."""
+        return self._wire.problem if self._wire is not None else ""
 
     @property
     def load_session(self) -> bool:
@@ -225,9 +249,15 @@ class AgentProcess:
         )
         self.pid = self._proc.pid
         client = cast(acp.Client, _Client(self))  # the methods it leaves out are refused
-        self._conn = acp.connect_to_agent(
-            client, self._proc.stdin, self._proc.stdout, observers=[self._observe]
+        assert self._proc.stdin is not None  # both are piped
+        assert self._proc.stdout is not None
+        self._wire = self.wire_type(
+            self._proc.stdin,
+            self._proc.stdout,
+            self._broken_line,
+            lambda message: self._observe(StreamEvent(StreamDirection.INCOMING, message)),
         )
+        self._conn = acp.connect_to_agent(client, self._wire, observers=[self._observe])
         self._tasks = [
             asyncio.ensure_future(self._pump_stderr()),
             asyncio.ensure_future(self._watch_exit()),
@@ -254,6 +284,11 @@ class AgentProcess:
         line = json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n"
         inbox.put(WireLine(direction, line.encode()))
 
+    def _broken_line(self, line: bytes) -> None:
+        runs = {id(inbox): inbox for inbox in [self._owner, *self._routes.values()] if inbox}
+        for inbox in runs.values():
+            inbox.put(BrokenLine(line))
+
     async def _pump_stderr(self) -> None:
         stream = self._proc.stderr if self._proc is not None else None
         if stream is None:
@@ -269,14 +304,17 @@ class AgentProcess:
 
     def connection(self) -> acp.ClientSideConnection:
         """The live connection; ``ConnectionError`` once the process is gone."""
+        if self.broken:
+            raise ConnectionError(f"the agent broke the protocol: {self.broken}")
         if self._conn is None or not self.alive:
             raise ConnectionError(f"the agent process is not running ({self.exit_description()})")
         return self._conn
 
     async def wait_exit(self, timeout: float) -> None:
         """Wait up to ``timeout`` seconds for the process to be reaped (after a broken
-        connection, so the failure can say how it ended)."""
-        if self._proc is not None and self.returncode is None:
+        connection, so the failure can say how it ended); not when the client ended the
+        connection itself, on a broken protocol: that failure says why."""
+        if self._proc is not None and self.returncode is None and not self.broken:
             with contextlib.suppress(asyncio.TimeoutError):
                 self.returncode = await asyncio.wait_for(self._proc.wait(), timeout)
 

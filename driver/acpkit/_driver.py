@@ -60,6 +60,7 @@ from driver import (
 )
 from driver.acpkit._agent import (
     AgentProcess,
+    BrokenLine,
     ExtNotice,
     PermissionAsk,
     SessionUpdate,
@@ -507,7 +508,8 @@ class ACPDriver(ProgramDriver[ACPConfig]):
             )
         elif done is None or done.response is None:
             error = done.error if done is not None else None
-            await thread.call(agent.wait_exit(2.0))
+            if not isinstance(error, acp.RequestError):  # an answer: the process is fine
+                await thread.call(agent.wait_exit(2.0))
             turn.failure = _agent_failure("session/prompt", error, agent)
         elif done.response.stop_reason != "end_turn":
             reason = done.response.stop_reason
@@ -634,6 +636,11 @@ def _take(item: object, out: RunOutput, mapper: TurnMapper | None, turn: _TurnSt
     elif isinstance(item, StderrChunk):
         turn.stderr += item.data
         out.chunk("stderr", item.data)
+    elif isinstance(item, BrokenLine):  # kept in sight, as a CLI driver keeps a corrupt line
+        turn.stdout += item.data
+        out.chunk("stdout", item.data)
+        text = item.data.decode("utf-8", "replace").strip()
+        out.item(TranscriptItem(kind=TranscriptKind.STDOUT, text=text))
     elif isinstance(item, SessionUpdate) and mapper is not None:
         mapper.apply(item.update)
     elif isinstance(item, ExtNotice) and turn.extension is not None:
@@ -681,11 +688,18 @@ def _agent_failure(
 ) -> RunFailure:
     """A failed ACP call as the run's failure: the agent's error, or its process's end."""
     metadata: dict[str, object] = {"step": step}
+    if agent is not None and agent.broken:
+        message = f"{step} failed: the agent broke the protocol, so the connection was ended: "
+        return RunFailure(
+            code=FailureCode.AGENT_ERROR, message=message + agent.broken, metadata=metadata
+        )
     if isinstance(error, acp.RequestError):
         metadata["acp_error_code"] = error.code
         detail = f"{error.code} {_error_text(str(error))}"
         if isinstance(error.data, dict) and isinstance(error.data.get("details"), str):
             detail += f": {_details_text(error.data['details'])}"
+        elif isinstance(error.data, dict):  # its fields may grow: kept apart from the words
+            metadata["acp_error_data"] = error.data
         elif error.data:
             detail += f" {error.data}"
         message = f"{step} failed: the agent answered {detail}"

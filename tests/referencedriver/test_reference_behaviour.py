@@ -5,11 +5,15 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
+from adaptertest._scenarios import load_scenario
+from adaptertest.emulator import Emulator
+from adaptertest.evt import verify_stream_sequence
 from driver import (
     AgentIdentity,
     ConfigSchemaProvider,
@@ -635,3 +639,27 @@ async def test_concurrent_runs_on_one_instance_do_not_mix() -> None:
         assert {p.run_id for p in sink.stream} == {run_id}
         assert sink.items() == responses[run_id].transcript
         assert responses[run_id].output == f"Reference reply: {run_id}"
+
+
+# -- the network mode ------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_a_cut_stream_closes_what_it_opened_and_a_retry_streams_new_messages(
+    tmp_path: Path,
+) -> None:
+    """Each attempt at a cut answer opens a text message and ends it when the cut comes;
+    the retry's message has an id of its own, so the failed run's stream is legal."""
+    with Emulator(load_scenario("fault_stream_cut")) as emulator:
+        config = ReferenceConfig(
+            model_url=emulator.base_url, api_key="key", home=str(tmp_path), model_retries=1
+        )
+        request = Request(run_id="cut", prompt=OK_PROMPT, streaming=True)
+        response, sink = await run(request, config)
+    assert response.failure is not None
+    assert response.failure.code == FailureCode.AGENT_ERROR
+    opened = [p.message_id for p in sink.stream if p.kind == StreamKind.TEXT_START]
+    ended = [p.message_id for p in sink.stream if p.kind == StreamKind.TEXT_END]
+    assert opened == ended == ["turn0-block0", "turn0-block0-retry1"]
+    assert sink.stream[-1].kind == StreamKind.RUN_ERROR
+    assert verify_stream_sequence(sink.stream) == []

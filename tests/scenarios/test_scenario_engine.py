@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from adaptertest import ClauseStatus, ModelBinding, Options, ToolShape, check_driver
@@ -15,12 +16,25 @@ from adaptertest.clauses import CLAUSES, SCENARIO_PROBES, Mode
 from adaptertest.dln import verify_cancelled, verify_timed_out
 from adaptertest.emulator import Scenario, ToolCall, Turn
 from adaptertest.emulator._roles import RoleError, offered_tools, resolve_roles
+from adaptertest.evt import verify_stream_sequence
 from adaptertest.flt import PERSISTENT_FAULTS, is_protocol_dump, verify_persistent_fault
 from adaptertest.inp import LARGE_PROMPT_BYTES, large_prompt, verify_nul_refused
-from adaptertest.liv import LiveRun
+from adaptertest.liv import LiveRun, late_violations
 from adaptertest.out import LARGE_ANSWER_BYTES, large_answer
+from adaptertest.res import child_run
+from adaptertest.run import verify_run_events, verify_transcript_mirror
+from adaptertest.sink import RecordingSink
 from adaptertest.tol import pairing
-from driver import Checkpoint, FailureCode, Response, RunFailure, TranscriptItem, TranscriptKind
+from driver import (
+    Checkpoint,
+    FailureCode,
+    Request,
+    Response,
+    RunFailure,
+    SessionState,
+    TranscriptItem,
+    TranscriptKind,
+)
 from referencedriver import ReferenceDriver
 from referencedriver._conformance import driver_for_endpoint as _reference_for
 
@@ -233,7 +247,7 @@ def test_a_persistent_fault_needs_a_named_clean_failure() -> None:
     messages = [v.message for v in verify_persistent_fault(_observed(vague), "HTTP 500", named)]
     assert any("failure code is 'cancelled'" in m for m in messages)
     assert any("does not name HTTP 500" in m for m in messages)
-    assert any("valid checkpoint" in m for m in messages)
+    assert not any("checkpoint" in m for m in messages)  # the engine's check of every run
     succeeded = verify_persistent_fault(_observed(Response(output="fine")), "HTTP 500", named)
     assert [v.message for v in succeeded] == ["(HTTP 500) the run reports no failure"]
 
@@ -326,3 +340,66 @@ def test_the_report_names_the_bindings_protocol_and_what_it_cannot_do() -> None:
     report = check_driver(ReferenceDriver, Options(model_binding=binding), only=["DRV-01"])
     assert report.run is not None
     assert report.run.options["model_binding"] == "gemini; cannot: INP-01, TOL-02"
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_a_run_in_a_new_interpreter_comes_back_judgeable_as_it_was(backend: str) -> None:
+    """RES-02's second run crosses as JSON; what comes back must judge as the run would
+    have in this process: a legal stream and a transcript mirror that still holds."""
+    sink = RecordingSink()
+    request = Request(run_id="child", prompt="Reply with exactly: OK", streaming=True)
+
+    async def go() -> Response:
+        return await ReferenceDriver().run(request, sink)
+
+    response = anyio.run(go, backend=backend)
+    reply = json.loads(
+        json.dumps(
+            {
+                "events": [e.model_dump(mode="json") for e in sink.events],
+                "stream": [p.model_dump(mode="json") for p in sink.stream],
+                "late": 2,
+                "timed_out": False,
+            }
+        )
+    )
+    back = Response.model_validate(json.loads(json.dumps(response.model_dump(mode="json"))))
+    ran = child_run(reply, back)
+    assert len(ran.stream) == len(sink.stream) > 0
+    assert verify_stream_sequence(ran.stream) == []
+    assert verify_run_events(ran.events) == []
+    assert verify_transcript_mirror(ran.events_now, back.transcript) == []
+    assert [v.clause for v in late_violations(ran)] == ["EVT-02"]
+    assert not ran.timed_out
+    assert not ran.wrong_type
+
+
+class _CheckpointOnFailure(ReferenceDriver):
+    """The reference's network mode, offering a valid checkpoint on a failed run."""
+
+    async def run(self, request: Request, sink: Any) -> Response:
+        response = await super().run(request, sink)
+        if response.failure is None:
+            return response
+        kept = Checkpoint(valid=True, state=SessionState(resume_id="kept"))
+        return response.model_copy(update={"checkpoint": kept})
+
+
+def test_a_failed_scenario_run_is_judged_by_the_rules_of_failed_runs() -> None:
+    """FLT-02's runs fail by design; a checkpoint they offer breaks RSP-01 and FLR-01,
+    reported under FLT-02 once per run, each naming the rule."""
+
+    def build(endpoint: Any) -> ReferenceDriver:
+        config = _reference_for(endpoint).config.model_copy(update={"model_retries": 0})
+        return _CheckpointOnFailure(config)
+
+    binding = ModelBinding(driver=build, protocol="anthropic")
+    report = check_driver(ReferenceDriver, Options(model_binding=binding), only=["FLT-02"])
+    result = report.result("FLT-02")
+    assert result.status is ClauseStatus.FAILED
+    checkpoint = [m for m in result.messages if "checkpoint" in m]
+    assert len(checkpoint) == 2 * len(PERSISTENT_FAULTS), checkpoint
+    for rule in ("RSP-01", "FLR-01"):
+        named = [m for m in checkpoint if f"broke {rule} (" in m]
+        assert len(named) == len(PERSISTENT_FAULTS), checkpoint
+    assert all(m.startswith("FLT-02: run() in the fault_") for m in checkpoint)

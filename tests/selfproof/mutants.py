@@ -163,6 +163,9 @@ class Mutant:
     why_also: str = ""
     suite_patch: Callable[[], AbstractContextManager[None]] = nullcontext
     suite_bug: str = ""
+    names: frozenset[str] = frozenset()
+    """Other clauses the failure message of ``clause`` must name: the bug breaks a rule
+    every run obeys, on a path only ``clause``'s scenario takes."""
 
     @property
     def expected_failures(self) -> frozenset[str]:
@@ -2816,7 +2819,14 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     # --- scenario clauses: the network mode, bound to the suite's model emulator ---
     *(
-        Mutant(m.cls.__name__, m.clause, m.description, m.cls, _opts(model_binding=m.binding))
+        Mutant(
+            m.cls.__name__,
+            m.clause,
+            m.description,
+            m.cls,
+            _opts(model_binding=m.binding),
+            names=m.names,
+        )
         for m in SCENARIO_MUTANTS
     ),
 )

@@ -26,8 +26,11 @@ from driver import (
     FailureCode,
     Request,
     Response,
+    RunEvent,
     RunFailure,
     SessionState,
+    StreamKind,
+    StreamPayload,
     TranscriptItem,
     TranscriptKind,
     Usage,
@@ -265,14 +268,79 @@ class LeavesDaemon(_Rewritten):
         return request
 
 
+class _FilteredSink:
+    """Passes run events on, and each stream payload through ``change`` (None drops it)."""
+
+    def __init__(self, sink: EventSink, change: Callable[[StreamPayload], StreamPayload | None]):
+        self._sink = sink
+        self._change = change
+
+    def emit(self, event: RunEvent) -> None:
+        self._sink.emit(event)
+
+    def emit_stream(self, payload: StreamPayload) -> None:
+        changed = self._change(payload)
+        if changed is not None:
+            self._sink.emit_stream(changed)
+
+
+class _Restreamed(ReferenceDriver):
+    """Runs the network mode with its stream passed through a fresh :meth:`changer`."""
+
+    def changer(self) -> Callable[[StreamPayload], StreamPayload | None]:
+        return lambda payload: payload
+
+    async def run(self, request: Request, sink: EventSink) -> Response:
+        if not self.config.model_url:
+            return await super().run(request, sink)
+        return await super().run(request, _FilteredSink(sink, self.changer()))
+
+
+class ClosesFirstToolOnly(_Restreamed):
+    """Ends the lifecycle of a run's first tool call only: a second call is left open
+    while its result comes (a stream legal in every run with at most one tool call)."""
+
+    def changer(self) -> Callable[[StreamPayload], StreamPayload | None]:
+        ended: list[str] = []
+
+        def change(payload: StreamPayload) -> StreamPayload | None:
+            if payload.kind != StreamKind.TOOL_CALL_END:
+                return payload
+            if ended:
+                return None
+            ended.append(payload.tool_call_id)
+            return payload
+
+        return change
+
+
+class ErrorEndsAsFinished(_Restreamed):
+    """Ends the stream of a run the model's API error failed in run.finished, not
+    run.error (the Response still reports the failure)."""
+
+    def changer(self) -> Callable[[StreamPayload], StreamPayload | None]:
+        def change(payload: StreamPayload) -> StreamPayload | None:
+            error = payload.error
+            if payload.kind != StreamKind.RUN_ERROR or error is None:
+                return payload
+            if error.code != FailureCode.AGENT_ERROR or "deadline" in error.message:
+                return payload  # a run that passed its deadline keeps its run.error
+            return payload.model_copy(update={"kind": StreamKind.RUN_FINISHED, "error": None})
+
+        return change
+
+
 @dataclass(frozen=True)
 class ScenarioMutant:
-    """A network-mode mutant, its clause, and the binding the suite gets."""
+    """A network-mode mutant, its clause, and the binding the suite gets. ``names``: the
+    general clauses the failure message must name (the mutant breaks a rule every run
+    obeys, on a path only a scenario takes)."""
 
     cls: type[ReferenceDriver]
     clause: str
     description: str
     binding: ModelBinding
+    names: frozenset[str] = frozenset()
 
 
 def _bind(cls: type[ReferenceDriver], **changes: Any) -> ModelBinding:
@@ -301,6 +369,13 @@ SCENARIO_MUTANTS: tuple[ScenarioMutant, ...] = (
         "TOL-03",
         "gives every tool result the id of the turn's first call",
         _bind(ResultsNameFirstCall),
+    ),
+    ScenarioMutant(
+        ClosesFirstToolOnly,
+        "TOL-03",
+        "ends the lifecycle of a run's first tool call only, so a second call stays open",
+        _bind(ClosesFirstToolOnly),
+        frozenset({"EVT-11"}),
     ),
     ScenarioMutant(
         ThinkingAsAnswer,
@@ -337,6 +412,13 @@ SCENARIO_MUTANTS: tuple[ScenarioMutant, ...] = (
         "FLT-02",
         "puts the API's JSON error body in the failure message",
         _bind(DumpsErrorBody),
+    ),
+    ScenarioMutant(
+        ErrorEndsAsFinished,
+        "FLT-02",
+        "ends the stream of a run an API error failed in run.finished instead of run.error",
+        _bind(ErrorEndsAsFinished),
+        frozenset({"FLR-01"}),
     ),
     ScenarioMutant(
         HidesTimeout,

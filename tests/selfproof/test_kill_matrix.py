@@ -71,6 +71,9 @@ def test_mutant_fails_its_clause_and_nothing_else(mutant: Mutant) -> None:
     with mutant.suite_patch():
         report = check_driver(mutant.make, mutant.options)
     assert _failed(report) == mutant.expected_failures, _explain(report, mutant.expected_failures)
+    messages = " ".join(report.result(mutant.clause).messages)
+    unnamed = sorted(name for name in mutant.names if f"broke {name} (" not in messages)
+    assert not unnamed, f"{mutant.clause}'s failure does not name {unnamed}: {messages}"
 
 
 def test_every_clause_has_a_mutant() -> None:

@@ -11,13 +11,14 @@ Gemini CLI's, which has no such mechanism. CON-01 runs two replays at once.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 import pytest
 
 import adaptertest
 from acp_driver import ACPAgentDriver
-from adaptertest import Level
+from adaptertest import Drift, Level
 from adaptertest import clikit as testing
 from adaptertest.options import Backend
 from driver.acpkit import ACPConfig
@@ -58,8 +59,24 @@ def options(config: ACPConfig, backend: Backend = "asyncio") -> adaptertest.Opti
     return testing.full_options(config, resume_id=RESUME_ID, backend=backend)
 
 
-TestClaudeOverACP = adaptertest.test_driver(new_claude_driver, options(CLAUDE))
-TestClaudeOverACPOnTrio = adaptertest.test_driver(new_claude_driver, options(CLAUDE, "trio"))
+# Format drift (DFT-01..03): the agent's side of each recorded conversation with additive
+# drift (new fields, _meta, unknown update kinds, extension notifications), corrupted and
+# cut into arbitrary chunks; the two-way stand-in still answers the driver's requests.
+DRIFT = Drift(
+    recordings=[
+        RECORDINGS / "gemini_ok.jsonl",
+        RECORDINGS / "claude-acp_shell.jsonl",
+        RECORDINGS / "claude-acp_error_500.jsonl",
+    ],
+    driver=lambda command: ACPAgentDriver(ACPConfig(command=command, timeout=60)),
+)
+
+TestClaudeOverACP = adaptertest.test_driver(
+    new_claude_driver, dataclasses.replace(options(CLAUDE), drift=DRIFT)
+)
+TestClaudeOverACPOnTrio = adaptertest.test_driver(
+    new_claude_driver, dataclasses.replace(options(CLAUDE, "trio"), drift=DRIFT)
+)
 TestGeminiOverACP = adaptertest.test_driver(new_gemini_driver, options(GEMINI))
 
 
