@@ -70,7 +70,7 @@ from driver.acpkit._agent import (
 from driver.acpkit._bridge import Inbox, LoopThread
 from driver.acpkit._config import ACPConfig
 from driver.acpkit._decision import decide_permission
-from driver.acpkit._mapping import TurnMapper, acp_usage
+from driver.acpkit._mapping import TurnMapper
 from driver.acpkit._structured import StructuredOutputExtension
 from driver.clikit import (
     ProgramDriver,
@@ -498,9 +498,7 @@ class ACPDriver(ProgramDriver[ACPConfig]):
         turn.output = mapper.output()
         if done is not None and done.response is not None:
             turn.response = done.response
-            turn.usage = acp_usage(done.response.usage, mapper.cost)
-        elif mapper.cost is not None:
-            turn.usage = acp_usage(None, mapper.cost)
+        turn.usage = mapper.usage(turn.response.usage if turn.response is not None else None)
         if turn.failure is not None:
             return
         if turn.timed_out:

@@ -13,10 +13,14 @@ The table (docs/acp.md has it for readers):
 - ``tool_call_update``: ``completed``/``failed`` close the call with
   ``tool_call.result`` (``status``, the text of its content, ``rawOutput``) and a
   ``tool_result`` item; an update of a call never announced (Gemini CLI announces
-  permission-gated calls only by updates) starts it first.
+  permission-gated calls only by updates) starts it first. A call whose content has no
+  text gets the command output its updates streamed in ``_meta`` (codex-acp); a result is
+  an error when the call failed or its command reports a non-zero exit code.
 - ``plan``: ``todo.updated`` with the whole list when the run asked for todos (and the
   descriptor declares them), else the vendor payload ``acp.plan``.
 - ``usage_update``: kept; its cost becomes ``Usage.estimated_cost_milli``.
+- ``_meta.usage`` on message chunks (Qwen Code reports each model call's tokens there and
+  none in the prompt's answer): summed, the turn's usage when the answer has none.
 - every other kind (``user_message_chunk`` echoes, ``available_commands_update``,
   ``current_mode_update``, ``config_option_update``, ``session_info_update``,
   ``plan_update``, ``plan_removed``): the vendor payload ``acp.<kind>`` with the update's
@@ -68,7 +72,12 @@ def content_text(content: object) -> str:
 
 def acp_usage(usage: schema.Usage | None, cost: schema.Cost | None) -> Usage | None:
     """The turn's token counts in the kit's meaning (input includes cache reads and
-    writes; the cost in thousandths of a dollar when reported in USD)."""
+    writes; the cost in thousandths of a dollar when reported in USD).
+
+    Agents differ on ACP's ``inputTokens``: claude-agent-acp counts cache reads apart
+    (its total is input + cache + output), Copilot CLI and Qwen Code include them (their
+    total is input + output + thought). The total tells which; cache is added only when
+    it is apart."""
     if usage is None and cost is None:
         return None
     milli = round(cost.amount * 1000) if cost is not None and cost.currency == "USD" else 0
@@ -76,12 +85,69 @@ def acp_usage(usage: schema.Usage | None, cost: schema.Cost | None) -> Usage | N
         return Usage(estimated_cost_milli=milli)
     cached_read = usage.cached_read_tokens or 0
     cached_write = usage.cached_write_tokens or 0
+    given, output = usage.input_tokens, usage.output_tokens
+    inclusive = usage.total_tokens == given + output + (usage.thought_tokens or 0)
     return Usage(
-        input_tokens=usage.input_tokens + cached_read + cached_write,
+        input_tokens=given if inclusive else given + cached_read + cached_write,
         cached_input_tokens=cached_read,
-        output_tokens=usage.output_tokens,
+        output_tokens=output,
         estimated_cost_milli=milli,
     )
+
+
+_TERMINAL_OUTPUT_KEYS = ("terminal_output_delta", "terminal_output")
+
+
+def terminal_output(meta: object) -> str:
+    """The command output chunk an update carries in its ``_meta``: codex-acp streams a
+    shell call's output there (``terminal_output_delta``, or Zed's ``terminal_output``),
+    not in ``content``, to a client that offers no terminal."""
+    if not isinstance(meta, dict):
+        return ""
+    for key in _TERMINAL_OUTPUT_KEYS:
+        chunk = meta.get(key)
+        if isinstance(chunk, dict) and isinstance(chunk.get("data"), str):
+            return str(chunk["data"])
+    return ""
+
+
+def exit_code(update: schema.ToolCallStart | schema.ToolCallProgress) -> int | None:
+    """The exit code a finished command reports, if any: agents mark a command that exited
+    non-zero ``completed`` (the call did complete) and say how it ended in ``rawOutput``
+    (``exit_code``; OpenCode's ``metadata.exit``; Copilot CLI's ``contents`` part of type
+    ``shell_exit``) or in ``_meta.terminal_exit`` (codex-acp)."""
+    raw = update.raw_output if isinstance(update.raw_output, dict) else {}
+    meta = update.field_meta if isinstance(update.field_meta, dict) else {}
+    nested = raw.get("metadata")
+    ended = meta.get("terminal_exit")
+    parts = raw.get("contents")
+    shell_exits = [
+        part.get("exitCode")
+        for part in (parts if isinstance(parts, list) else [])
+        if isinstance(part, dict) and part.get("type") == "shell_exit"
+    ]
+    for found in (
+        raw.get("exit_code"),
+        raw.get("exitCode"),
+        nested.get("exit") if isinstance(nested, dict) else None,
+        ended.get("exit_code") if isinstance(ended, dict) else None,
+        *shell_exits,
+    ):
+        if isinstance(found, int) and not isinstance(found, bool):
+            return found
+    return None
+
+
+def meta_usage(meta: object) -> Usage | None:
+    """The tokens of one model call an update carries in ``_meta.usage`` with ACP's
+    field names (Qwen Code), read as :func:`acp_usage` reads the prompt answer's."""
+    usage = meta.get("usage") if isinstance(meta, dict) else None
+    if not isinstance(usage, dict):
+        return None
+    try:
+        return acp_usage(schema.Usage.model_validate(usage), None)
+    except ValueError:
+        return None
 
 
 def _fields(update: Any) -> dict[str, Any]:
@@ -110,8 +176,11 @@ class TurnMapper:
         self._blocks = 0
         self._last_text = ""
         self._announced: dict[str, schema.ToolCallStart | schema.ToolCallProgress] = {}
+        self._streamed: dict[str, list[str]] = {}
+        """Command output each call's updates carried in ``_meta``, by tool call id."""
         self._revision = 0
         self.cost: schema.Cost | None = None
+        self._chunk_usage: list[Usage] = []
         self.context_used = -1
 
     # -- text and reasoning -----------------------------------------------------------
@@ -180,6 +249,9 @@ class TurnMapper:
 
     def _tool_progress(self, update: schema.ToolCallStart | schema.ToolCallProgress) -> None:
         tool_id = update.tool_call_id
+        chunk = terminal_output(update.field_meta)
+        if chunk:
+            self._streamed.setdefault(tool_id, []).append(chunk)
         if not self._out.tool_started(tool_id):
             if not update.raw_input and update.status in (None, "pending"):
                 if tool_id not in self._announced:
@@ -189,7 +261,7 @@ class TurnMapper:
         if update.status not in ("completed", "failed"):
             return
         result: dict[str, Any] = {"status": update.status}
-        text = content_text(update.content or [])
+        text = content_text(update.content or []) or "".join(self._streamed.pop(tool_id, []))
         if text:
             result["content"] = text
         if update.raw_output is not None:
@@ -200,7 +272,7 @@ class TurnMapper:
                 kind=TranscriptKind.TOOL_RESULT,
                 tool_use_id=tool_id,
                 text=text,
-                is_error=update.status == "failed",
+                is_error=update.status == "failed" or exit_code(update) not in (None, 0),
                 data={"raw_output": update.raw_output} if update.raw_output is not None else {},
             )
         )
@@ -229,8 +301,25 @@ class TurnMapper:
         snapshot = TodoSnapshot(items=items, source=TodoSource.PLAN_UPDATE, revision=self._revision)
         self._out.stream(StreamPayload(kind=StreamKind.TODO_UPDATED, todo=snapshot))
 
+    def usage(self, answered: schema.Usage | None) -> Usage | None:
+        """The turn's usage: the prompt answer's, else what its chunks reported."""
+        if answered is not None or not self._chunk_usage:
+            return acp_usage(answered, self.cost)
+        found = acp_usage(None, self.cost) or Usage()
+        return found.model_copy(
+            update={
+                "input_tokens": sum(u.input_tokens for u in self._chunk_usage),
+                "cached_input_tokens": sum(u.cached_input_tokens for u in self._chunk_usage),
+                "output_tokens": sum(u.output_tokens for u in self._chunk_usage),
+            }
+        )
+
     def apply(self, update: Any) -> None:
         """Map one update (any kind; unknown ones become vendor payloads)."""
+        if isinstance(update, (schema.AgentMessageChunk, schema.AgentThoughtChunk)):
+            reported = meta_usage(update.field_meta)
+            if reported is not None:
+                self._chunk_usage.append(reported)
         if isinstance(update, schema.AgentMessageChunk):
             self._chunk("text", update)
         elif isinstance(update, schema.AgentThoughtChunk):

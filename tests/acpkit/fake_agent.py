@@ -125,6 +125,66 @@ class FakeAgent:
                     ]
                 )
             )
+        if word == "terminal":  # codex-acp: the output in _meta, no content
+            await say(
+                acp.start_tool_call(
+                    "call-2", "ls", kind="execute", status="in_progress", raw_input={"cmd": "ls"}
+                )
+            )
+            for chunk in ("a.txt\n", "b.txt\n"):
+                meta = {"terminal_output_delta": {"data": chunk, "terminal_id": "call-2"}}
+                await say(
+                    schema.ToolCallProgress.model_validate(
+                        {"sessionUpdate": "tool_call_update", "toolCallId": "call-2", "_meta": meta}
+                    )
+                )
+            await say(acp.update_tool_call("call-2", status="completed"))
+        if word == "exits":  # OpenCode: a command that exits 1 is a completed call
+            await say(
+                acp.start_tool_call(
+                    "call-3",
+                    "cat x",
+                    kind="execute",
+                    status="in_progress",
+                    raw_input={"command": "cat x"},
+                )
+            )
+            await say(
+                acp.update_tool_call(
+                    "call-3",
+                    status="completed",
+                    content=[acp.tool_content(acp.text_block("cat: x: No such file\n"))],
+                    raw_output={"output": "cat: x: No such file\n", "metadata": {"exit": 1}},
+                )
+            )
+            # Copilot CLI: the exit code in a part of rawOutput's contents.
+            await say(
+                acp.start_tool_call(
+                    "call-4",
+                    "false",
+                    kind="execute",
+                    status="in_progress",
+                    raw_input={"command": "false"},
+                )
+            )
+            exited = {"contents": [{"type": "shell_exit", "shellId": "0", "exitCode": 2}]}
+            await say(acp.update_tool_call("call-4", status="completed", raw_output=exited))
+        if word == "inclusive":  # Copilot CLI: input includes cache reads, total says so
+            await say(acp.update_agent_message_text("OK"))
+            usage = schema.Usage(
+                input_tokens=45, output_tokens=7, total_tokens=52, cached_read_tokens=20
+            )
+            return schema.PromptResponse(stop_reason="end_turn", usage=usage)
+        if word == "metausage":  # Qwen Code: each model call's tokens on a message chunk
+            for tokens in (
+                {"inputTokens": 20, "outputTokens": 5, "totalTokens": 25},
+                {"inputTokens": 45, "outputTokens": 7, "totalTokens": 52, "cachedReadTokens": 20},
+            ):
+                said = acp.update_agent_message_text("")
+                said.field_meta = {"usage": tokens}
+                await say(said)
+            await say(acp.update_agent_message_text("OK"))
+            return schema.PromptResponse(stop_reason="end_turn")
         if word in ("tool", "permission"):
             await say(acp.start_tool_call("call-1", "Run ls", kind="execute", status="pending"))
             if word == "permission":

@@ -146,6 +146,56 @@ async def test_a_tool_call_announced_without_input_starts_with_its_input(tmp_pat
 
 
 @pytest.mark.anyio
+async def test_command_output_streamed_in_meta_is_the_tool_result(tmp_path: Path) -> None:
+    # codex-acp sends a shell call's output in _meta.terminal_output_delta, not in content.
+    response, sink = await run(ACPDriver(config(tmp_path)), "terminal")
+    assert response.failure is None
+    result = next(p for p in sink.stream if p.kind == StreamKind.TOOL_CALL_RESULT)
+    assert result.result == {"status": "completed", "content": "a.txt\nb.txt\n"}
+    item = next(i for i in response.transcript if i.kind == TranscriptKind.TOOL_RESULT)
+    assert (item.tool_use_id, item.text, item.is_error) == ("call-2", "a.txt\nb.txt\n", False)
+
+
+@pytest.mark.anyio
+async def test_a_completed_command_that_exited_non_zero_is_an_error_result(
+    tmp_path: Path,
+) -> None:
+    response, _ = await run(ACPDriver(config(tmp_path)), "exits")
+    assert response.failure is None
+    results = [i for i in response.transcript if i.kind == TranscriptKind.TOOL_RESULT]
+    assert [(i.tool_use_id, i.is_error) for i in results] == [("call-3", True), ("call-4", True)]
+    assert results[0].text == "cat: x: No such file\n"
+    # Exit code 0 (the "tool" script's call) is no error.
+    response, _ = await run(ACPDriver(config(tmp_path)), "tool")
+    item = next(i for i in response.transcript if i.kind == TranscriptKind.TOOL_RESULT)
+    assert item.is_error is False
+
+
+@pytest.mark.anyio
+async def test_input_that_includes_cache_reads_is_not_counted_twice(tmp_path: Path) -> None:
+    # Copilot CLI's total is input + output: its input already holds the cache reads.
+    response, _ = await run(ACPDriver(config(tmp_path)), "inclusive")
+    assert response.usage is not None
+    got = (response.usage.input_tokens, response.usage.cached_input_tokens)
+    assert got == (45, 20)
+    assert response.usage.output_tokens == 7
+
+
+@pytest.mark.anyio
+async def test_usage_on_message_chunks_counts_when_the_answer_has_none(tmp_path: Path) -> None:
+    # Qwen Code answers the prompt without usage; each model call's tokens ride a chunk's
+    # _meta, input including cache reads (its total is input plus output).
+    response, sink = await run(ACPDriver(config(tmp_path)), "metausage")
+    assert response.failure is None
+    assert response.output == "OK"
+    assert response.usage is not None
+    got = (response.usage.input_tokens, response.usage.cached_input_tokens)
+    assert got == (65, 20)
+    assert response.usage.output_tokens == 12
+    assert sink.stream[-1].usage == response.usage
+
+
+@pytest.mark.anyio
 async def test_a_plan_is_a_todo_snapshot_when_declared_and_asked(tmp_path: Path) -> None:
     asked = ObservationDemand(todos=True)
     response, sink = await run(TodoDriver(config(tmp_path)), "plan", observation=asked)

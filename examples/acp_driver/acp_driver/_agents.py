@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from acp_driver._driver import ACPAgentDriver
+from adaptertest import realcli
 from adaptertest.options import ModelBinding, ModelEndpoint
 from driver.acpkit import ACPConfig
 
@@ -21,7 +22,9 @@ __all__ = ["AGENTS", "AgentSetup", "agent_config", "agent_driver", "model_bindin
 DUMMY_KEY = "sk-emulator-dummy"
 ANTHROPIC_MODEL = "claude-sonnet-4-5"
 GEMINI_MODEL = "gemini-2.5-flash"
-OPENAI_MODEL = "gpt-5.1-codex"
+OPENAI_MODEL = "gpt-5.5"
+"""A model slug codex knows: for an unknown one codex-acp says "Model metadata ... not found"
+as agent text."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,11 +73,30 @@ def _claude(base: str, home: Path) -> dict[str, str]:
 
 
 def _qwen(base: str, home: Path) -> dict[str, str]:
+    # After a turn it asks the model in the background for memories to save and for a
+    # follow-up suggestion; the model sees those as its next requests (with the session's
+    # history), so they would answer in place of the user's next turn.
+    settings = home / ".qwen" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    background = {
+        "memory": {"enableManagedAutoMemory": False, "enableManagedAutoDream": False},
+        "ui": {"enableFollowupSuggestions": False},
+    }
+    settings.write_text(json.dumps(background), encoding="utf-8")
     return {
         "ANTHROPIC_BASE_URL": base,
         "ANTHROPIC_API_KEY": DUMMY_KEY,
         "ANTHROPIC_MODEL": ANTHROPIC_MODEL,
     }
+
+
+def _opencode_shell(home: Path, rule: str) -> tuple[str, ...]:
+    # The user config under XDG_CONFIG_HOME: OPENCODE_CONFIG_CONTENT is merged over it, so
+    # the permission stays out of the content for this file to decide.
+    path = home / ".config" / "opencode" / "opencode.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"permission": {"bash": rule}}), encoding="utf-8")
+    return ()
 
 
 def _opencode(base: str, home: Path) -> dict[str, str]:
@@ -88,8 +110,10 @@ def _opencode(base: str, home: Path) -> dict[str, str]:
                 "models": {ANTHROPIC_MODEL: {"name": ANTHROPIC_MODEL}},
             }
         },
-        "permission": {"bash": "ask"},
+        # Its title agent asks the model first (no tools), taking the scenario's first turn.
+        "agent": {"title": {"disable": True}},
     }
+    _opencode_shell(home, "ask")
     return {
         "OPENCODE_CONFIG_CONTENT": json.dumps(config),
         "XDG_CONFIG_HOME": str(home / ".config"),
@@ -164,6 +188,8 @@ ALLOW_SHELL: Mapping[str, Callable[[Path], tuple[str, ...]]] = {
     "claude-acp": _claude_allows_shell,
     "gemini": _gemini_allows_shell,
     "qwen": _gemini_allows_shell,
+    "opencode": lambda home: _opencode_shell(home, "allow"),
+    "copilot": lambda home: ("--allow-tool", "shell"),
 }
 """``home -> extra arguments`` (may write settings under ``home``) that let an agent run its
 shell tool without asking: the scenario clauses judge what a command does, not a human's
@@ -175,17 +201,44 @@ _GEMINI_NO_TOOL_OUTPUT = (
     "status 'completed' (no content, no rawOutput): the command's output never reaches the "
     "client, so no tool_result can carry it"
 )
+_GEMINI_NO_LOAD = (
+    "Gemini CLI 0.61.0 answers session/load with -32603 'No previous sessions found for this "
+    "project' (it writes a fresh session file before reading the old one)"
+)
 CANNOT: Mapping[str, Mapping[str, str]] = {
     "gemini": {
         "TOL-01": _GEMINI_NO_TOOL_OUTPUT,
         "TOL-02": "Gemini CLI 0.61.0 over ACP reports a shell command that exits non-zero as "
         "status 'completed' with no output, so the client cannot tell the call failed",
         "TOL-03": _GEMINI_NO_TOOL_OUTPUT,
-        "RES-01": "Gemini CLI 0.61.0 answers session/load with -32603 'No previous sessions "
-        "found for this project' (it writes a fresh session file before reading the old one)",
+        "RES-01": _GEMINI_NO_LOAD,
+        "RES-02": _GEMINI_NO_LOAD,
         "FLT-02": "Gemini CLI 0.61.0 answers a model stream cut mid-event with error 500 "
         "'terminated' (its HTTP client's word), which does not say that a stream was cut "
         "(its 500, 401 and 400 failures name their status)",
+    },
+    "codex-acp": {
+        "INP-01": "codex-acp 2.6.0 (through codex 0.166.0's app server) refuses, without "
+        "asking the model, a prompt over 1048576 characters: -32603 'Internal error', details "
+        "'Input exceeds the maximum length of 1048576 characters.' (the clause's 1 MiB ASCII "
+        "prompt is 1048671)",
+        "FLT-02": "codex-acp 2.6.0 tells a model request that failed for good (a 500 after 5 "
+        "reconnects, a 400, a stream cut every time) as agent message text and answers the "
+        "prompt with stop reason end_turn: a client without JetBrains AIR's session-failure "
+        "capability gets no error and no status, only a session_info_update whose "
+        "_meta.codex.threadStatus.type is 'systemError'",
+    },
+    "copilot": {
+        "INP-01": "Copilot CLI 1.0.102 refuses, without asking the model, a prompt over its "
+        "128000-token budget (the 1 MiB prompt: about 404000), answering with the text "
+        "'Error: Request exceeds the model's prompt budget after reserving output'",
+        "FLT-01": "Copilot CLI 1.0.102 tells each retry of a 529 or 503 as agent message text "
+        "('Info: Request failed due to a transient API error. Retrying...') with no message "
+        "id, so it runs into the answer's text and the output is not the answer alone",
+        "FLT-02": "Copilot CLI 1.0.102 tells a model request that failed for good as agent "
+        "message text ('Error: Failed to get response from the AI model; retried 5 times "
+        "... Last error: 500 ...') and answers the prompt with stop reason end_turn: the "
+        "client gets no error",
     },
     "qwen": {
         "INP-01": "Qwen Code 0.24.4 refuses, without asking the model, a prompt it estimates "
@@ -238,7 +291,9 @@ def model_binding(
     endpoint's variables (its process marker among them) over the agent's own, and the
     endpoint's deadline as the run's timeout. ``allow_shell`` lets the agent run its shell
     tool without asking where :data:`ALLOW_SHELL` knows how (the scenario clauses need it);
-    False keeps its permission prompts (the human-decision clauses need them)."""
+    False keeps its permission prompts (the human-decision clauses need them). With the
+    defaults and the pinned release the binding has a ``ref`` (``acp_driver.bindings``),
+    so the restarted-host resume (RES-02) runs."""
 
     def build(endpoint: ModelEndpoint) -> ACPAgentDriver:
         config = agent_config(
@@ -258,5 +313,17 @@ def model_binding(
         return agent_driver(name, config.model_copy(update=update))
 
     return ModelBinding(
-        driver=build, protocol=AGENTS[name].protocol, cannot=dict(CANNOT.get(name, {}))
+        driver=build,
+        protocol=AGENTS[name].protocol,
+        cannot=dict(CANNOT.get(name, {})),
+        ref=_ref(name, program) if allow_shell and not persistent else None,
     )
+
+
+def _ref(name: str, program: str | Path) -> str | None:
+    """The importable name of this binding (``acp_driver.bindings``) when ``program`` is
+    the pinned release a new interpreter finds too; else None (RES-02 says it skips)."""
+    pinned = realcli.locate(name)
+    if pinned is None or Path(program).resolve() != pinned.resolve():
+        return None
+    return f"acp_driver.bindings:{name.replace('-', '_')}"

@@ -4,7 +4,9 @@
 against every agent of :data:`acp_driver.AGENTS` that ``adaptertest install-clis`` has
 installed, each against its own emulator, and writes ``OUT_DIR/acp-<agent>.json``
 labelled with the agent and its pinned release; ``adaptertest matrix`` puts them side by
-side (docs/matrix.md).
+side (docs/matrix.md). The agent's model binding runs the scenario battery (its shell
+allowed) and, with a binding that keeps its permission prompts, the human-decision family
+for the agents the HIL cases can reach (:data:`DECIDING_AGENTS`).
 """
 
 from __future__ import annotations
@@ -15,14 +17,23 @@ import tempfile
 from pathlib import Path
 
 import adaptertest
-from acp_driver._agents import AGENTS, agent_config, agent_driver
+from acp_driver._agents import AGENTS, agent_config, agent_driver, model_binding
+from acp_driver._driver import ACPAgentDriver
 from adaptertest import clikit as testing
 from adaptertest import realcli, report_json
+from adaptertest.clauses import CLAUSES, FAMILIES
 from adaptertest.emulator import Emulator, Scenario
+from adaptertest.report import ConformanceReport
 
 __all__ = ["main", "report_for"]
 
 SCENARIO = {"turns": [{"text": "OK", "deltas": 2}], "repeat_last": True}
+DECISIONS = "HIL"
+"""The family judged with the agent's permission prompts kept."""
+DECIDING_AGENTS = ("claude-acp", "gemini")
+"""Agents whose shell tool has the name the HIL cases' scripted model calls for their
+protocol (``Bash``, ``run_shell_command``); for the others the family runs without a
+binding and is skipped, saying so (docs/acp.md)."""
 
 
 def report_for(name: str, out: Path) -> Path | None:
@@ -40,8 +51,26 @@ def report_for(name: str, out: Path) -> Path | None:
         config = config.model_copy(update={"cwd": str(workspace)})
         options = testing.conformance_options(config, resume_id="", concurrent_runs=2)
         labels = {**realcli.cli_labels(name), "protocol": "acp"}
-        options = dataclasses.replace(options, labels=labels)
-        report = adaptertest.check_driver(lambda: agent_driver(name, config), options)
+        scenarios = dataclasses.replace(
+            options, labels=labels, model_binding=model_binding(name, program)
+        )
+        asking = dataclasses.replace(
+            options,
+            labels=labels,
+            model_binding=model_binding(name, program, allow_shell=False)
+            if name in DECIDING_AGENTS
+            else None,
+        )
+
+        def factory() -> ACPAgentDriver:
+            return agent_driver(name, config)
+
+        report = _joined(
+            adaptertest.check_driver(
+                factory, scenarios, only=[f for f in FAMILIES if f != DECISIONS]
+            ),
+            adaptertest.check_driver(factory, asking, only=[DECISIONS]),
+        )
     path = out / f"acp-{name}.json"
     path.write_text(
         report_json.dumps(report_json.report_to_json(report, name=f"acp_driver ({name})")),
@@ -49,6 +78,18 @@ def report_for(name: str, out: Path) -> Path | None:
     )
     print(f"{name}: {report.summary()}", file=sys.stderr)
     return path
+
+
+def _joined(first: ConformanceReport, second: ConformanceReport) -> ConformanceReport:
+    """One report of two runs over disjoint clauses, in the catalogue's order."""
+    order = {clause.id: index for index, clause in enumerate(CLAUSES)}
+    results = sorted((*first.results, *second.results), key=lambda r: order.get(r.clause, -1))
+    return dataclasses.replace(
+        first,
+        results=tuple(results),
+        duration=first.duration + second.duration,
+        notes=(*first.notes, *second.notes),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -29,6 +29,7 @@ from acp_driver import (
 )
 from adaptertest import Level, RecordingSink, realcli
 from adaptertest import clikit as testing
+from adaptertest._scenarios import binding_from_ref
 from adaptertest.emulator import Emulator, Scenario
 from adaptertest.options import Backend
 from driver import (
@@ -166,8 +167,10 @@ def test_the_human_decision_clauses_pass(name: str, emulator: Emulator, tmp_path
 
 
 SCENARIO_FAMILIES = ["TOL", "RSN", "RES", "FLT", "DLN", "INP", "OUT", "PRC"]
-SCENARIO_AGENTS = ("claude-acp", "gemini")
-"""Agents the scenario battery is judged against (each battery is many agent runs)."""
+SCENARIO_AGENTS = ("claude-acp", "gemini", "qwen", "codex-acp", "copilot")
+"""Agents the scenario battery is judged against here (each battery is many agent runs);
+OpenCode's, the slowest (about 215 s), is judged by the matrix run (``python -m
+acp_driver._matrix``), which runs it for every agent."""
 
 
 @pytest.mark.parametrize("name", SCENARIO_AGENTS)
@@ -185,6 +188,10 @@ def test_the_scenario_battery_passes(name: str, emulator: Emulator, tmp_path: Pa
     # What the agent cannot do is skipped with the binding's reason, never passed.
     for clause in binding.cannot:
         assert verdicts[clause].status.value == "skipped", verdicts[clause].describe()
+    # The binding's ref rebuilds it in a new interpreter: an agent that resumes through
+    # session/load does so for a restarted host too.
+    if "RES-01" not in binding.cannot:
+        assert verdicts["RES-02"].status.value == "passed", verdicts["RES-02"].describe()
 
 
 @pytest.mark.anyio
@@ -357,6 +364,13 @@ async def test_the_model_binding_wires_the_agent_to_the_endpoint(
 
     binding = model_binding(agent, installed(agent))
     assert binding.protocol == AGENTS[agent].protocol
+    # A new interpreter rebuilds the same binding from its ref (RES-02); a binding it
+    # could not rebuild as it is names none.
+    assert binding.ref is not None
+    rebuilt = binding_from_ref(binding.ref)
+    assert (rebuilt.protocol, rebuilt.cannot) == (binding.protocol, binding.cannot)
+    assert model_binding(agent, installed(agent), persistent=True).ref is None
+    assert model_binding(agent, installed(agent), allow_shell=False).ref is None
     (tmp_path / "home").mkdir()
     (tmp_path / "workspace").mkdir()
     endpoint = ModelEndpoint(
