@@ -27,7 +27,8 @@ from adaptertest.report import ConformanceReport
 
 __all__ = ["main", "report_for"]
 
-SCENARIO = {"turns": [{"text": "OK", "deltas": 2}], "repeat_last": True}
+SCENARIO = {"turns": [{"text": "OK", "deltas": 2, "structured": {"ok": True}}], "repeat_last": True}
+"""OK, or the structured probe's answer where a request asks for one (claude-agent-acp)."""
 DECISIONS = "HIL"
 """The family judged with the agent's permission prompts kept."""
 DECIDING_AGENTS = ("claude-acp", "gemini")
@@ -49,7 +50,9 @@ def report_for(name: str, out: Path) -> Path | None:
         workspace.mkdir()
         config = agent_config(name, program, emu.base_url, Path(root) / "home", timeout=180)
         config = config.model_copy(update={"cwd": str(workspace)})
-        options = testing.conformance_options(config, resume_id="", concurrent_runs=2)
+        options = testing.conformance_options(
+            config, resume_id="", concurrent_runs=2, live_structured_output=True
+        )
         labels = {**realcli.cli_labels(name), "protocol": "acp"}
         scenarios = dataclasses.replace(
             options, labels=labels, model_binding=model_binding(name, program)
