@@ -52,7 +52,7 @@ from adaptertest.liv import (
     outcome_summary,
     run_in_scope,
 )
-from adaptertest.options import ModelBinding, ModelEndpoint, Options
+from adaptertest.options import SHELL_ROLE, ModelBinding, ModelEndpoint, Options
 from adaptertest.sink import AskedDecision, DecisionScript, DecisionSink
 from driver.clikit._proctable import RUN_MARKER_VARIABLE, end_marked, marked_pids, new_marker
 from driver.decision import (
@@ -587,17 +587,11 @@ class _ModelSide:
 # Emulator scenarios (with a model binding)
 # ------------------------------------------------------------------------------------
 
-_SHELL_TOOLS: dict[str, tuple[str, str]] = {
-    "anthropic": ("Bash", "command"),
-    "openai-responses": ("exec_command", "cmd"),
-    "gemini": ("run_shell_command", "command"),
-}
-"""Per model protocol: the shell tool of the CLI that speaks it, and its command field."""
 
-
-def decision_scenario(protocol: str, case: DecisionCase, token: str) -> Scenario:
-    """The emulator scenario of ``case``: the model calls the CLI's shell tool (or, for a
-    question, Claude Code's ``AskUserQuestion``), then answers once."""
+def decision_scenario(case: DecisionCase, token: str) -> Scenario:
+    """The emulator scenario of ``case``: the model calls the agent's own shell tool (the
+    ``$shell`` role, resolved from the tools its request offers), or for a question
+    Claude Code's ``AskUserQuestion``, then answers once."""
     from adaptertest.emulator import Scenario, ToolCall, Turn
 
     if case.kind == HumanDecisionKind.QUESTION:
@@ -618,8 +612,7 @@ def decision_scenario(protocol: str, case: DecisionCase, token: str) -> Scenario
             },
         )
     else:
-        tool, argument = _SHELL_TOOLS.get(protocol, _SHELL_TOOLS["anthropic"])
-        call = ToolCall(name=tool, arguments={argument: shell_command(token)})
+        call = ToolCall(name=f"${SHELL_ROLE}", arguments={"command": shell_command(token)})
     return Scenario(turns=[Turn(tool_calls=[call]), Turn(text="Done.")], repeat_last=True)
 
 
@@ -636,7 +629,7 @@ def _endpoint(
     home, workspace = root / "home", root / "workspace"
     home.mkdir()
     workspace.mkdir()
-    emulator = Emulator(scenario).start()
+    emulator = Emulator(scenario, tools=binding.tools).start()
     try:
         yield (
             emulator,
@@ -688,7 +681,7 @@ def _run_case(ctx: ProbeContext, case: DecisionCase) -> CaseRun | str:
     binding = options.model_binding
     if binding is None:
         return _case_on(ctx, ctx.driver, case, token, deadline, grace, None, options.model_requests)
-    scenario = decision_scenario(binding.protocol, case, token)
+    scenario = decision_scenario(case, token)
     with _endpoint(binding, scenario) as (emulator, endpoint):
         made = ctx.attempt(binding.driver, endpoint, awaitable=False)
         if not made.ok or made.value is None:

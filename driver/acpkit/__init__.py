@@ -33,11 +33,12 @@ if importlib.util.find_spec("acp") is None:
 from driver.acpkit._agent import PROTOCOL_VERSION
 from driver.acpkit._config import DEFAULT_CLOSE_GRACE, ACPConfig
 from driver.acpkit._decision import PermissionOutcome, decide_permission
-from driver.acpkit._driver import CANCEL_GRACE, ACPDriver
+from driver.acpkit._driver import ASKS_PERMISSION, CANCEL_GRACE, ACPDriver
 from driver.acpkit._mapping import TurnMapper, acp_usage, content_text
 from driver.acpkit._structured import StructuredOutputExtension
 
 __all__ = [
+    "ASKS_PERMISSION",
     "CANCEL_GRACE",
     "DEFAULT_CLOSE_GRACE",
     "PROTOCOL_VERSION",

@@ -81,7 +81,7 @@ from driver.clikit import (
 )
 from driver.clikit._turn import check_guard
 
-__all__ = ["CANCEL_GRACE", "ACPDriver"]
+__all__ = ["ASKS_PERMISSION", "CANCEL_GRACE", "ACPDriver"]
 
 CANCEL_GRACE = 5.0
 """Seconds a cancelled turn gets to answer its prompt with ``cancelled``."""
@@ -143,6 +143,11 @@ class _TurnState:
     """The structured answer's JSON text, once an extension notification brought it."""
 
 
+ASKS_PERMISSION = HumanDecisionSupport(ask=True, auto_approve=True, auto_reject=True, retry=True)
+"""Every permission mode: the agent asks through ``session/request_permission`` and the
+driver answers as the policy says."""
+
+
 class ACPDriver(ProgramDriver[ACPConfig]):
     """Drives an agent that speaks the Agent Client Protocol (version 1) on its stdio.
 
@@ -165,21 +170,29 @@ class ACPDriver(ProgramDriver[ACPConfig]):
     config_type: ClassVar[type[ACPConfig]] = ACPConfig
 
     def __init__(
-        self, config: ACPConfig, *, structured: StructuredOutputExtension | None = None
+        self,
+        config: ACPConfig,
+        *,
+        structured: StructuredOutputExtension | None = None,
+        permission: HumanDecisionSupport = ASKS_PERMISSION,
     ) -> None:
         """``config`` names the agent's command: there is no default agent. ``structured``
-        is the agent's native structured output, for an agent that has one."""
+        is the agent's native structured output, for an agent that has one. ``permission``
+        is what the driver can honour of a permission policy with this agent: every mode
+        by default; less for an agent that runs its tools without ever sending
+        ``session/request_permission`` (then neither asking nor refusing is possible)."""
         super().__init__(self.config_type, config)
         self._shared = _Shared()
         self._structured = structured
+        self._permission = permission
 
     # -- declarations ---------------------------------------------------------------------
 
     def descriptor(self) -> Descriptor:
-        """Resume (the ACP session id), workspaces, permission decisions in every mode,
+        """Resume (the ACP session id), workspaces, the permission modes it was given,
         the process mode of the config, native structured output when the driver was given
         the agent's extension; no system prompt, skills or MCP."""
-        support = HumanDecisionSupport(ask=True, auto_approve=True, auto_reject=True, retry=True)
+        support = self._permission
         return Descriptor(
             type=self.driver_type,
             display_name=self.display_name,

@@ -5,8 +5,7 @@ against every agent of :data:`acp_driver.AGENTS` that ``adaptertest install-clis
 installed, each against its own emulator, and writes ``OUT_DIR/acp-<agent>.json``
 labelled with the agent and its pinned release; ``adaptertest matrix`` puts them side by
 side (docs/matrix.md). The agent's model binding runs the scenario battery (its shell
-allowed) and, with a binding that keeps its permission prompts, the human-decision family
-for the agents the HIL cases can reach (:data:`DECIDING_AGENTS`).
+allowed) and, with a binding that keeps its permission prompts, the human-decision family.
 """
 
 from __future__ import annotations
@@ -31,10 +30,6 @@ SCENARIO = {"turns": [{"text": "OK", "deltas": 2, "structured": {"ok": True}}], 
 """OK, or the structured probe's answer where a request asks for one (claude-agent-acp)."""
 DECISIONS = "HIL"
 """The family judged with the agent's permission prompts kept."""
-DECIDING_AGENTS = ("claude-acp", "gemini")
-"""Agents whose shell tool has the name the HIL cases' scripted model calls for their
-protocol (``Bash``, ``run_shell_command``); for the others the family runs without a
-binding and is skipped, saying so (docs/acp.md)."""
 
 
 def report_for(name: str, out: Path) -> Path | None:
@@ -60,9 +55,7 @@ def report_for(name: str, out: Path) -> Path | None:
         asking = dataclasses.replace(
             options,
             labels=labels,
-            model_binding=model_binding(name, program, allow_shell=False)
-            if name in DECIDING_AGENTS
-            else None,
+            model_binding=model_binding(name, program, allow_shell=False),
         )
 
         def factory() -> ACPAgentDriver:

@@ -142,3 +142,21 @@ async def test_claudes_recorded_give_up_on_an_off_schema_answer_fails_the_run() 
     assert judged is not None
     assert not judged.valid
     assert judged.validation_errors == ["the agent ended its turn without a structured answer"]
+
+
+@pytest.mark.anyio
+async def test_an_agent_that_never_asks_declares_auto_approve_only() -> None:
+    """codex-acp runs its shell tool without asking: a driver declaring ask or auto_reject
+    for it would promise a refusal it cannot make (HIL-06 saw the command run)."""
+    from acp_driver import AGENTS, UNASKED, agent_driver
+    from driver import HumanDecisionSupport
+    from driver.acpkit import ASKS_PERMISSION
+
+    assert set(UNASKED) == {"codex-acp"}
+    for name in AGENTS:
+        config = ACPConfig(command=("agent",))
+        declared = agent_driver(name, config).descriptor().run_policy_caps.permission
+        expected = HumanDecisionSupport(auto_approve=True) if name in UNASKED else ASKS_PERMISSION
+        assert declared == expected, name
+    assert ASKS_PERMISSION.ask
+    assert ASKS_PERMISSION.auto_reject
