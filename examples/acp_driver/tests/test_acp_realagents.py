@@ -167,10 +167,11 @@ def test_the_human_decision_clauses_pass(name: str, emulator: Emulator, tmp_path
 
 
 SCENARIO_FAMILIES = ["TOL", "RSN", "RES", "FLT", "DLN", "INP", "OUT", "PRC"]
-SCENARIO_AGENTS = ("claude-acp", "gemini", "qwen", "codex-acp", "copilot")
-"""Agents the scenario battery is judged against here (each battery is many agent runs);
-OpenCode's, the slowest (about 215 s), is judged by the matrix run (``python -m
-acp_driver._matrix``), which runs it for every agent."""
+SCENARIO_AGENTS = ("claude-acp", "gemini", "codex-acp", "copilot")
+"""Agents the scenario battery is judged against here (each battery is many agent runs,
+and the test command must stay under CI's time budget); Qwen Code's (about 60 s) and
+OpenCode's (about 215 s) are judged by the matrix run (``python -m acp_driver._matrix``),
+which runs it for every agent."""
 
 
 @pytest.mark.parametrize("name", SCENARIO_AGENTS)
