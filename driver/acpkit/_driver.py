@@ -28,7 +28,6 @@ from driver import (
     EventSink,
     FailureCode,
     HumanDecisionSupport,
-    InvalidDriverConfigError,
     ModelInfo,
     ObservationCapability,
     ObservationSupport,
@@ -79,7 +78,7 @@ from driver.clikit import (
     judge_structured,
     native_schema,
 )
-from driver.clikit._turn import check_guard
+from driver.clikit._turn import check_guard, refuse_nul
 
 __all__ = ["ASKS_PERMISSION", "CANCEL_GRACE", "ACPDriver"]
 
@@ -279,7 +278,7 @@ class ACPDriver(ProgramDriver[ACPConfig]):
         meta = self._structured.session_meta(wanted) if self._structured and wanted else {}
         # ACP version 1 has no way to append to an agent's system prompt.
         check_append_system_prompt(self.driver_type, request.append_system_prompt, supported=False)
-        _refuse_nul_prompt(self.driver_type, request.prompt)
+        refuse_nul(self.driver_type, request.prompt)
         state = request.session.state if request.session is not None else None
         resume_id = state.resume_id if state is not None else ""
         cwd = os.path.abspath(request.workspace.cwd or config.cwd or os.getcwd())
@@ -758,13 +757,3 @@ def _record_failure(out: RunOutput, failure: RunFailure) -> None:
         )
     )
     out.fail(failure)
-
-
-def _refuse_nul_prompt(driver_type: str, prompt: str) -> None:
-    """Refuse, before anything starts, a prompt holding a NUL byte: JSON can carry it, but
-    the agents hand the prompt to C strings and model APIs that cut or reject it. The
-    message says where the NUL is, never the text around it."""
-    if "\0" in prompt:
-        where = f"the prompt (character {prompt.index(chr(0))})"
-        why = ValueError(f"{where} contains a NUL byte, which an agent cannot be given")
-        raise InvalidDriverConfigError(driver_type, why)

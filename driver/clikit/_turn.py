@@ -63,6 +63,7 @@ __all__ = [
     "StderrReader",
     "StreamParser",
     "check_guard",
+    "refuse_nul",
     "run_turn",
 ]
 
@@ -216,7 +217,7 @@ async def run_turn(
     if state is not None:
         check_guard(state, guard, append)
     command = list(argv(resume_id))
-    _refuse_nul(driver_type, request.prompt, command, cwd, env)
+    refuse_nul(driver_type, request.prompt, command, cwd, env)
     out = RunOutput(sink, streaming=request.streaming, run_id=request.run_id, thread_id=resume_id)
     stream_parser = parser(out)
     if state is not None and isinstance(stream_parser, SessionCarry):
@@ -389,12 +390,12 @@ def _record_failure(out: RunOutput, failure: RunFailure) -> None:
     out.fail(failure)
 
 
-def _refuse_nul(
+def refuse_nul(
     driver_type: str,
     prompt: str,
-    command: Sequence[str],
-    cwd: str,
-    env: Mapping[str, str] | None,
+    command: Sequence[str] = (),
+    cwd: str = "",
+    env: Mapping[str, str] | None = None,
 ) -> None:
     """Refuse, before anything starts, what no process can be started with: a NUL byte
     in the prompt (in argv or on stdin: no CLI reads one as text), an argument, the
